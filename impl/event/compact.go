@@ -1,0 +1,90 @@
+package event
+
+// Helpers that walk compact, already validated JSON text (as stored in
+// Event.Data) without decoding it.
+
+// skip returns the index just past the JSON value that starts at b[i].
+func skip(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		i++
+		for b[i] != '"' {
+			if b[i] == '\\' {
+				i++
+			}
+			i++
+		}
+		return i + 1
+	case '{', '[':
+		depth := 0
+		for {
+			switch b[i] {
+			case '"':
+				i = skip(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+	default: // number or literal
+		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' {
+			i++
+		}
+		return i
+	}
+}
+
+// ArrayElements returns the elements of a compact JSON array, sharing
+// memory with it.
+func ArrayElements(arr []byte) [][]byte {
+	if len(arr) < 2 || arr[0] != '[' || arr[1] == ']' {
+		return nil
+	}
+	var out [][]byte
+	i := 1
+	for {
+		j := skip(arr, i)
+		out = append(out, arr[i:j:j])
+		if arr[j] == ']' {
+			return out
+		}
+		i = j + 1
+	}
+}
+
+// ObjectMember returns the value of member name of a compact JSON object.
+func ObjectMember(obj []byte, name string) ([]byte, bool) {
+	if len(obj) < 2 || obj[0] != '{' || obj[1] == '}' {
+		return nil, false
+	}
+	i := 1
+	for {
+		kEnd := skip(obj, i)
+		key := obj[i:kEnd]
+		vEnd := skip(obj, kEnd+1)
+		if keyEquals(key, name) {
+			return obj[kEnd+1 : vEnd : vEnd], true
+		}
+		if obj[vEnd] == '}' {
+			return nil, false
+		}
+		i = vEnd + 1
+	}
+}
+
+func keyEquals(quoted []byte, name string) bool {
+	raw := quoted[1 : len(quoted)-1]
+	for _, c := range raw {
+		if c == '\\' {
+			s, ok := decodeString(quoted)
+			return ok && s == name
+		}
+	}
+	return string(raw) == name
+}

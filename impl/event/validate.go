@@ -1,0 +1,220 @@
+package event
+
+import (
+	"encoding/json"
+
+	"github.com/surfacelog/surface/internal/mutant"
+	"math"
+	"strconv"
+)
+
+// Check validates the event-local rules SURF-1 to SURF-9 for e as the
+// candidate at index wantSeq of a log, in the order of SURF-16. It replaces
+// e.Data by its compact form (SURF-4). The positional replace rules
+// (SURF-12 to SURF-14) need the surface and are checked by the caller.
+func Check(e *Event, wantSeq int64) *Error {
+	// SURF-1: the envelope's integers.
+	if e.Seq < 0 || e.Seq > MaxSafeInteger {
+		return Errorf(CodeInvalidEnvelope, -1, "seq %d is not an integer in [0, 2^53-1]", e.Seq)
+	}
+	if e.Time < 0 || e.Time > MaxSafeInteger {
+		return Errorf(CodeInvalidEnvelope, e.Seq, "time %d is not an integer in [0, 2^53-1]", e.Time)
+	}
+	// SURF-2
+	if e.Seq != wantSeq && !mutant.On("no_seq_check") {
+		return Errorf(CodeSeqNotContiguous, e.Seq, "seq %d where %d was expected", e.Seq, wantSeq)
+	}
+	// SURF-3
+	spec, ok := Lookup(e.Type)
+	if !ok {
+		return Errorf(CodeUnknownType, e.Seq, "unknown event type %q", e.Type)
+	}
+	// SURF-4
+	compact, members, why := compactData(e.Data)
+	if why != "" {
+		return Errorf(CodeDataNotJSON, e.Seq, "data of %s: %s", e.Type, why)
+	}
+	// SURF-5
+	if err := checkShape(spec, compact, members); err != "" {
+		return Errorf(CodeDataInvalid, e.Seq, "data of %s: %s", e.Type, err)
+	}
+	e.Data = compact
+	// SURF-6
+	if !spec.Surface {
+		if !e.Op.IsZero() {
+			return Errorf(CodeOpForbidden, e.Seq, "%s is not surface-eligible and cannot carry surfaceOp", e.Type)
+		}
+		if e.Sources != nil {
+			return Errorf(CodeSourcesForbidden, e.Seq, "%s is not surface-eligible and cannot carry sourceEventSeqs", e.Type)
+		}
+		return nil
+	}
+	// SURF-7, SURF-8
+	switch e.Op.Kind {
+	case OpNone:
+		if mutant.On("no_marker_check") {
+			return nil
+		}
+		return Errorf(CodeOpMissing, e.Seq, "%s is surface-eligible and needs a surfaceOp marker", e.Type)
+	case OpAppend:
+	case OpReplace:
+		if !validSeq(e.Op.Start) || !validSeq(e.Op.End) {
+			return Errorf(CodeReplaceInvalid, e.Seq, "replace endpoints must be integers in [0, 2^53-1]")
+		}
+	case OpMalformedReplace:
+		return Errorf(CodeReplaceInvalid, e.Seq, "surfaceOp object is not exactly {op:\"replace\", start, end}")
+	default:
+		return Errorf(CodeOpInvalid, e.Seq, "surfaceOp is neither \"append\" nor a replace object")
+	}
+	// SURF-9
+	return checkSources(e)
+}
+
+func validSeq(v int64) bool { return v >= 0 && v <= MaxSafeInteger }
+
+func checkSources(e *Event) *Error {
+	if e.Sources == nil {
+		return nil
+	}
+	if len(e.Sources) == 0 {
+		if e.Type == "assistant/message" {
+			return nil
+		}
+		return Errorf(CodeSourcesEmpty, e.Seq, "sourceEventSeqs is empty on %s", e.Type)
+	}
+	for _, s := range e.Sources {
+		if !validSeq(s) {
+			return Errorf(CodeSourcesInvalid, e.Seq, "sourceEventSeqs holds %d, not an integer in [0, 2^53-1]", s)
+		}
+	}
+	if dup, ok := firstDuplicate(e.Sources); ok {
+		return Errorf(CodeSourcesDuplicate, e.Seq, "sourceEventSeqs names %d twice", dup)
+	}
+	for _, s := range e.Sources {
+		if s >= e.Seq && !(mutant.On("source_self_allowed") && s == e.Seq) {
+			return Errorf(CodeSourcesNotEarlier, e.Seq, "sourceEventSeqs names %d, not earlier than %d", s, e.Seq)
+		}
+	}
+	return nil
+}
+
+func firstDuplicate(xs []int64) (int64, bool) {
+	if len(xs) <= 8 {
+		for i := 1; i < len(xs); i++ {
+			for j := 0; j < i; j++ {
+				if xs[i] == xs[j] {
+					return xs[i], true
+				}
+			}
+		}
+		return 0, false
+	}
+	seen := make(map[int64]struct{}, len(xs))
+	for _, x := range xs {
+		if _, ok := seen[x]; ok {
+			return x, true
+		}
+		seen[x] = struct{}{}
+	}
+	return 0, false
+}
+
+// checkShape checks SURF-5 on compact, valid JSON.
+func checkShape(spec *TypeSpec, data []byte, members []member) string {
+	if len(data) == 0 || data[0] != '{' {
+		return "not a JSON object"
+	}
+	for i := range spec.Fields {
+		f := &spec.Fields[i]
+		v, ok := findMember(data, members, f.Name)
+		if !ok {
+			if f.Required {
+				return "missing required field " + strconv.Quote(f.Name)
+			}
+			continue
+		}
+		if why := kindProblem(f, v); why != "" {
+			return "field " + strconv.Quote(f.Name) + " " + why
+		}
+	}
+	return ""
+}
+
+func findMember(data []byte, members []member, name string) ([]byte, bool) {
+	for _, m := range members {
+		if m.key == name {
+			return data[m.start:m.end], true
+		}
+	}
+	return nil, false
+}
+
+func kindProblem(f *FieldSpec, v []byte) string {
+	switch f.Kind {
+	case KindAny:
+		return ""
+	case KindInteger:
+		if v[0] != '-' && (v[0] < '0' || v[0] > '9') {
+			return "is not a number"
+		}
+		x, err := strconv.ParseFloat(string(v), 64)
+		if err != nil || x != math.Trunc(x) {
+			return "is not an integer"
+		}
+	case KindString:
+		if v[0] != '"' {
+			return "is not a string"
+		}
+		if len(f.Enum) > 0 {
+			s, _ := decodeString(v)
+			for _, e := range f.Enum {
+				if s == e {
+					return ""
+				}
+			}
+			return "is not one of the allowed values"
+		}
+	case KindBoolean:
+		if v[0] != 't' && v[0] != 'f' {
+			return "is not a boolean"
+		}
+	case KindArray:
+		if v[0] != '[' {
+			return "is not an array"
+		}
+	case KindObject:
+		if v[0] != '{' {
+			return "is not an object"
+		}
+	case KindBlocks:
+		if v[0] != '[' {
+			return "is not an array of blocks"
+		}
+		for _, b := range ArrayElements(v) {
+			if b[0] != '{' {
+				return "holds a block that is not an object"
+			}
+			t, ok := ObjectMember(b, "type")
+			if !ok || t[0] != '"' {
+				return "holds a block without a string \"type\""
+			}
+		}
+	case KindTagged:
+		if v[0] != '{' {
+			return "is not an object"
+		}
+		k, ok := ObjectMember(v, "kind")
+		if !ok || k[0] != '"' {
+			return "has no string \"kind\""
+		}
+	}
+	return ""
+}
+
+func decodeString(v []byte) (string, bool) {
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}

@@ -1,0 +1,146 @@
+// Package message derives the LLM messages of surface nodes (SURF-19 to
+// SURF-22): one event in, zero or one message out.
+package message
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/internal/mutant"
+)
+
+// Role is the role of a message: "user" or "assistant".
+type Role string
+
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Message is one LLM message derived from one surface node.
+//
+// Messages handed out by a session are shared: treat Content as read-only.
+type Message struct {
+	// Seq is the seq of the surface node the message came from (SURF-19).
+	Seq int64 `json:"seq"`
+	// Role is the message role.
+	Role Role `json:"role"`
+	// Content holds the content blocks as JSON text. Blocks taken from the
+	// event keep their stored bytes (SURF-22).
+	Content []json.RawMessage `json:"content"`
+}
+
+// FromEvent maps a validated surface-eligible event to its message. ok is
+// false when the event gives no message: an assistant/message with empty
+// content (SURF-20), or a type that is not surface-eligible.
+func FromEvent(e *event.Event) (m Message, ok bool) {
+	m.Seq = e.Seq
+	switch e.Type {
+	case event.TypeUserMessage:
+		m.Role = RoleUser
+		m.Content = blocks(e.Data)
+	case event.TypeAssistantMessage:
+		m.Role = RoleAssistant
+		m.Content = blocks(e.Data)
+		if len(m.Content) == 0 && !mutant.On("empty_assistant_message") {
+			return Message{}, false
+		}
+	case event.TypeToolResult:
+		m.Role = RoleUser
+		m.Content = []json.RawMessage{toolResultBlock(e.Data)}
+	case event.TypeContextMessage:
+		m.Role = RoleUser
+		if env, ok := event.ObjectMember(e.Data, "envelope"); ok && string(env) == `"raw"` {
+			m.Content = blocks(e.Data)
+		} else {
+			m.Content = tagged("context", e.Data)
+		}
+	case event.TypeSteeringMessage:
+		m.Role = RoleUser
+		m.Content = tagged("steering", e.Data)
+	default:
+		return Message{}, false
+	}
+	return m, true
+}
+
+func blocks(data []byte) []json.RawMessage {
+	content, _ := event.ObjectMember(data, "content")
+	els := event.ArrayElements(content)
+	out := make([]json.RawMessage, len(els))
+	for i, b := range els {
+		out[i] = b
+	}
+	return out
+}
+
+func toolResultBlock(data []byte) json.RawMessage {
+	callID, _ := event.ObjectMember(data, "callId")
+	content, _ := event.ObjectMember(data, "content")
+	isError, _ := event.ObjectMember(data, "isError")
+	b := make([]byte, 0, 64+len(callID)+len(content))
+	b = append(b, `{"type":"tool-result","toolCallId":`...)
+	b = append(b, callID...)
+	b = append(b, `,"content":`...)
+	b = append(b, content...)
+	b = append(b, `,"isError":`...)
+	b = append(b, isError...)
+	return append(b, '}')
+}
+
+func tagged(tag string, data []byte) []json.RawMessage {
+	source, _ := event.ObjectMember(data, "source")
+	kindRaw, _ := event.ObjectMember(source, "kind")
+	var kind string
+	_ = json.Unmarshal(kindRaw, &kind)
+	inner := blocks(data)
+	out := make([]json.RawMessage, 0, len(inner)+2)
+	out = append(out, textBlock("<"+tag+" source="+QuoteJS(kind)+">"))
+	out = append(out, inner...)
+	return append(out, textBlock("</"+tag+">"))
+}
+
+func textBlock(text string) json.RawMessage {
+	b := append([]byte(`{"type":"text","text":`), QuoteJS(text)...)
+	return append(b, '}')
+}
+
+// QuoteJS quotes s exactly as JavaScript's JSON.stringify quotes a string:
+// `"` and `\` escaped, \b \f \n \r \t by name, other control characters as
+// \u00xx, and nothing else escaped (SURF-22). Invalid UTF-8 becomes U+FFFD.
+func QuoteJS(s string) string {
+	b := make([]byte, 0, len(s)+2)
+	b = append(b, '"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b = append(b, '\\', '"')
+		case '\\':
+			b = append(b, '\\', '\\')
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			if r < 0x20 {
+				b = append(b, `\u00`...)
+				h := strconv.FormatInt(int64(r), 16)
+				if len(h) < 2 {
+					b = append(b, '0')
+				}
+				b = append(b, h...)
+			} else {
+				b = utf8.AppendRune(b, r)
+			}
+		}
+	}
+	return string(append(b, '"'))
+}

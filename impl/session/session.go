@@ -1,0 +1,273 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/message"
+	"github.com/surfacelog/surface/impl/surface"
+	"github.com/surfacelog/surface/internal/mutant"
+)
+
+// Option configures a Session.
+type Option func(*config)
+
+type config struct {
+	clock func() int64
+}
+
+// WithClock sets the source of event times (epoch milliseconds). The
+// default is the wall clock.
+func WithClock(clock func() int64) Option {
+	return func(c *config) { c.clock = clock }
+}
+
+func newConfig(opts []Option) config {
+	c := config{clock: func() int64 { return time.Now().UnixMilli() }}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// Session is an event-sourced session log with its surface.
+type Session struct {
+	mu   sync.Mutex
+	cfg  config
+	opts []Option
+	log  []event.Event
+	mgr  *surface.Manager
+	view view
+}
+
+// view caches the surface seqs and the messages, extended on append and
+// rebuilt from the first changed position after a replace.
+type view struct {
+	seqs      []int64
+	labels    []int64 // order label of each entry of seqs
+	msgs      []message.Message
+	msgLabels []int64 // order label of the node of each message
+	last      *surface.Node
+	processed int
+}
+
+// New returns an empty session.
+func New(opts ...Option) *Session {
+	return &Session{cfg: newConfig(opts), opts: opts, mgr: surface.New()}
+}
+
+// Seed returns a session whose log is events, checked event by event with
+// every rule, exactly as if each were appended (SURF-18). The first bad
+// event rejects the whole seed; its error carries the event's index.
+// Seed copies what it keeps; events is not retained.
+func Seed(events []event.Event, opts ...Option) (*Session, error) {
+	s := New(opts...)
+	s.log = make([]event.Event, 0, len(events))
+	for i := range events {
+		e := events[i]
+		if e.Sources != nil {
+			e.Sources = slices.Clone(e.Sources)
+		}
+		if err := s.mgr.Validate(s.log, &e); err != nil {
+			err.Index = i
+			return nil, err
+		}
+		s.log = append(s.log, e)
+	}
+	return s, nil
+}
+
+// SeedJSON is Seed over the wire form of the events (one JSON object per
+// element), decoded with event.Decode.
+func SeedJSON(lines []json.RawMessage, opts ...Option) (*Session, error) {
+	events := make([]event.Event, len(lines))
+	for i, l := range lines {
+		e, err := event.Decode(l)
+		if err != nil {
+			if ee, ok := err.(*event.Error); ok {
+				ee.Index = i
+			}
+			return nil, err
+		}
+		events[i] = e
+	}
+	return Seed(events, opts...)
+}
+
+// Append appends an event of type t. data is the payload: a
+// json.RawMessage or []byte holding JSON text, or any value encoding/json
+// can marshal. intent is the surface marker and sources; it must be nil for
+// a type that is not surface-eligible and non-nil for one that is (checked
+// here at run time; the typed helpers check it at compile time).
+//
+// The returned event is the one in the log, with its seq, time and compact
+// data. On error nothing changes and the error is an *event.Error.
+func (s *Session) Append(t event.Type, data any, intent *event.Intent) (event.Event, error) {
+	raw := toJSON(data)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := event.Event{Type: t, Seq: int64(len(s.log)), Time: s.cfg.clock(), Data: raw}
+	if intent != nil {
+		e.Op = intent.Op
+		if intent.Sources != nil {
+			e.Sources = slices.Clone(intent.Sources)
+		}
+	}
+	// Validate compacts e.Data into a new buffer, so the log never keeps
+	// the caller's bytes.
+	if err := s.mgr.Validate(s.log, &e); err != nil {
+		return event.Event{}, err
+	}
+	s.log = append(s.log, e)
+	return e, nil
+}
+
+// toJSON returns the JSON text of data, or nil when it has none, which
+// event.Check rejects with event.data_not_json in its turn (SURF-4).
+func toJSON(data any) []byte {
+	switch d := data.(type) {
+	case json.RawMessage:
+		return d
+	case []byte:
+		return d
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(data); err != nil {
+		return nil
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
+}
+
+// Len is the number of events in the log.
+func (s *Session) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.log)
+}
+
+// Events returns the log. The slice and the events share memory with the
+// session: read them, do not change them (Clone an event to change it).
+func (s *Session) Events() []event.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log[:len(s.log):len(s.log)]
+}
+
+// Surface returns the seqs of the surface nodes, head to tail. The slice is
+// shared and must not be changed; later appends do not change it.
+func (s *Session) Surface() []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refresh()
+	return s.view.seqs[:len(s.view.seqs):len(s.view.seqs)]
+}
+
+// Messages returns the LLM messages derived from the surface (SURF-19).
+// With no new events it costs O(1) and allocates nothing. The slice is
+// shared and must not be changed; later appends do not change it.
+func (s *Session) Messages() []message.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refresh()
+	return s.view.msgs[:len(s.view.msgs):len(s.view.msgs)]
+}
+
+// refresh folds new events into the surface and brings the view up to
+// date. Caller holds s.mu.
+func (s *Session) refresh() {
+	v := &s.view
+	if v.processed == len(s.log) && s.mgr.Processed() == len(s.log) {
+		return
+	}
+	if err := s.mgr.Sync(s.log); err != nil {
+		panic("session: log holds an event the surface rejects: " + err.Error()) // unreachable: every event was validated
+	}
+	v.processed = len(s.log)
+	from := v.last
+	if dirty := s.mgr.Dirty(); dirty != surface.NoChange && !mutant.On("stale_cache") {
+		s.mgr.ClearDirty()
+		// Keep the entries before the first changed label; copy them so
+		// slices handed out earlier stay as they were.
+		i := sort.Search(len(v.labels), func(i int) bool { return v.labels[i] >= dirty })
+		j := sort.Search(len(v.msgLabels), func(j int) bool { return v.msgLabels[j] >= dirty })
+		v.seqs = append(make([]int64, 0, s.mgr.Len()+16), v.seqs[:i]...)
+		v.labels = append(make([]int64, 0, cap(v.seqs)), v.labels[:i]...)
+		v.msgs = append(make([]message.Message, 0, j+16), v.msgs[:j]...)
+		v.msgLabels = append(make([]int64, 0, cap(v.msgs)), v.msgLabels[:j]...)
+		if i == 0 {
+			from = nil
+		} else {
+			from = s.mgr.Node(v.seqs[i-1])
+		}
+	}
+	n := s.mgr.Head()
+	if from != nil {
+		n = from.Next()
+	}
+	for ; n != nil; n = n.Next() {
+		v.seqs = append(v.seqs, n.Seq())
+		v.labels = append(v.labels, n.Label())
+		if m, ok := message.FromEvent(&s.log[n.Seq()]); ok {
+			v.msgs = append(v.msgs, m)
+			v.msgLabels = append(v.msgLabels, n.Label())
+		}
+		v.last = n
+	}
+	if len(v.seqs) == 0 {
+		v.last = nil
+	}
+}
+
+// Provenance returns the seqs that the event at seq was built from,
+// following sourceEventSeqs transitively, in ascending order, without seq
+// itself (SURF-23).
+func (s *Session) Provenance(seq int64) ([]int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if seq < 0 || seq >= int64(len(s.log)) {
+		return nil, event.Errorf(event.CodeProvenanceUnknownSeq, seq, "no event %d in a log of %d", seq, len(s.log))
+	}
+	seen := map[int64]bool{seq: true}
+	stack := []int64{seq}
+	out := []int64{}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, src := range s.log[x].Sources {
+			if !seen[src] {
+				seen[src] = true
+				out = append(out, src)
+				stack = append(stack, src)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Fork returns a new session seeded with the events 0..boundary of this
+// one (SURF-24). The boundary event must exist and be a turn/end. The new
+// session has this session's options; this session is unchanged.
+func (s *Session) Fork(boundary int64) (*Session, error) {
+	s.mu.Lock()
+	if boundary < 0 || boundary >= int64(len(s.log)) {
+		n := len(s.log)
+		s.mu.Unlock()
+		return nil, event.Errorf(event.CodeForkBoundaryOutOfRange, boundary, "no event %d in a log of %d", boundary, n)
+	}
+	if s.log[boundary].Type != event.TypeTurnEnd {
+		t := s.log[boundary].Type
+		s.mu.Unlock()
+		return nil, event.Errorf(event.CodeForkOpenTurn, boundary, "fork boundary is a %s, not a turn/end", t)
+	}
+	prefix := s.log[: boundary+1 : boundary+1]
+	s.mu.Unlock()
+	return Seed(prefix, s.opts...)
+}

@@ -1,0 +1,276 @@
+package surface
+
+import (
+	"math"
+
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/internal/mutant"
+)
+
+// Node is one node of the surface.
+type Node struct {
+	seq        int64
+	label      int64
+	prev, next *Node
+}
+
+// Seq is the seq of the node's event.
+func (n *Node) Seq() int64 { return n.seq }
+
+// Label is the node's order label: labels strictly increase from head to
+// tail.
+func (n *Node) Label() int64 { return n.label }
+
+// Next is the node after n, or nil at the tail.
+func (n *Node) Next() *Node { return n.next }
+
+// Prev is the node before n, or nil at the head.
+func (n *Node) Prev() *Node { return n.prev }
+
+// plan is a validated, not yet applied surface transition of one event.
+type plan struct {
+	seq        int64
+	kind       event.OpKind // OpNone: the event is not a surface node
+	start, end *Node
+	valid      bool
+}
+
+// NoChange is the value of Dirty when no replace happened since the last
+// ClearDirty.
+const NoChange = math.MaxInt64
+
+// Manager is the incrementally maintained surface of one log.
+type Manager struct {
+	head, tail *Node
+	bySeq      []*Node // node of each on-surface seq; nil otherwise
+	length     int
+	nextLabel  int64
+	processed  int   // number of log events folded
+	replaces   int64 // replace generation
+	dirty      int64 // smallest label a replace touched since ClearDirty
+	pending    plan
+	slab       []Node
+	// walked counts the nodes visited by range walks, so tests can prove
+	// that a replace costs O(range) (SURF-26).
+	walked int
+}
+
+// New returns the Manager of an empty log.
+func New() *Manager { return &Manager{dirty: NoChange} }
+
+// Len is the number of surface nodes.
+func (m *Manager) Len() int { return m.length }
+
+// Processed is the number of log events folded so far.
+func (m *Manager) Processed() int { return m.processed }
+
+// Head is the first node, or nil when the surface is empty.
+func (m *Manager) Head() *Node { return m.head }
+
+// Tail is the last node, or nil when the surface is empty.
+func (m *Manager) Tail() *Node { return m.tail }
+
+// Generation counts the replaces folded so far.
+func (m *Manager) Generation() int64 { return m.replaces }
+
+// Dirty returns the smallest order label that a replace touched since the
+// last ClearDirty, or NoChange. Nodes with a smaller label, and their order,
+// are unchanged since then.
+func (m *Manager) Dirty() int64 { return m.dirty }
+
+// ClearDirty forgets the replaces seen so far.
+func (m *Manager) ClearDirty() { m.dirty = NoChange }
+
+// Node returns the surface node of seq, or nil when seq is not on the
+// surface.
+func (m *Manager) Node(seq int64) *Node {
+	if seq < 0 || seq >= int64(len(m.bySeq)) {
+		return nil
+	}
+	return m.bySeq[seq]
+}
+
+// Validate checks candidate e as the next event of log (the events the
+// Manager has been given so far, plus any appended since) against every
+// rule: the event-local ones through event.Check (which also compacts
+// e.Data), then SURF-12 to SURF-14 against the current surface. It folds
+// pending events first. Nothing changes when it fails.
+func (m *Manager) Validate(log []event.Event, e *event.Event) *event.Error {
+	if err := m.Sync(log); err != nil {
+		return err
+	}
+	m.pending.valid = false
+	if err := event.Check(e, int64(len(log))); err != nil {
+		return err
+	}
+	p, err := m.plan(e)
+	if err != nil {
+		return err
+	}
+	m.pending = p
+	return nil
+}
+
+// Sync folds the events of log that the Manager has not processed yet. It
+// fails only if log holds an event that Validate would reject, which a
+// session never lets in.
+func (m *Manager) Sync(log []event.Event) *event.Error {
+	end := len(log)
+	if mutant.On("delta_off_by_one") && end-m.processed == 1 && end > 1 {
+		end-- // broken: lags one event behind
+	}
+	for i := m.processed; i < end; i++ {
+		p := m.pending
+		if !p.valid || p.seq != int64(i) {
+			var err *event.Error
+			if p, err = m.plan(&log[i]); err != nil {
+				return err
+			}
+		}
+		m.apply(p)
+		m.pending.valid = false
+		m.processed = i + 1
+	}
+	return nil
+}
+
+// plan checks the positional rules of a replace (SURF-12 to SURF-14) for an
+// event that passed event.Check.
+func (m *Manager) plan(e *event.Event) (plan, *event.Error) {
+	p := plan{seq: e.Seq, valid: true}
+	if !event.IsSurface(e.Type) {
+		return p, nil
+	}
+	p.kind = e.Op.Kind
+	if e.Op.Kind != event.OpReplace {
+		return p, nil
+	}
+	start, end := m.Node(e.Op.Start), m.Node(e.Op.End)
+	if start == nil {
+		return p, event.Errorf(event.CodeReplaceStartNotOnSurface, e.Seq, "replace start %d is not on the surface", e.Op.Start)
+	}
+	if end == nil {
+		return p, event.Errorf(event.CodeReplaceEndNotOnSurface, e.Seq, "replace end %d is not on the surface", e.Op.End)
+	}
+	if start.label > end.label && !mutant.On("no_reversed_check") {
+		return p, event.Errorf(event.CodeReplaceReversed, e.Seq, "replace start %d comes after end %d on the surface", e.Op.Start, e.Op.End)
+	}
+	if mutant.On("half_open") && start != end {
+		end = end.prev // broken: [start, end)
+	}
+	p.start, p.end = start, end
+	if mutant.On("no_coverage_check") {
+		return p, nil
+	}
+	if missing := m.uncovered(start, end, e.Sources); missing != nil {
+		err := event.Errorf(event.CodeReplaceSourcesIncomplete, e.Seq, "sourceEventSeqs lacks shadowed nodes %v", missing)
+		err.Missing = missing
+		return p, err
+	}
+	return p, nil
+}
+
+// uncovered returns the seqs of nodes start..end that sources lacks.
+func (m *Manager) uncovered(start, end *Node, sources []int64) []int64 {
+	var missing []int64
+	if len(sources) <= 16 {
+		for n := start; n != nil; n = n.next {
+			m.walked++
+			if !contains(sources, n.seq) {
+				missing = append(missing, n.seq)
+			}
+			if n == end {
+				break
+			}
+		}
+		return missing
+	}
+	set := make(map[int64]struct{}, len(sources))
+	for _, s := range sources {
+		set[s] = struct{}{}
+	}
+	for n := start; n != nil; n = n.next {
+		m.walked++
+		if _, ok := set[n.seq]; !ok {
+			missing = append(missing, n.seq)
+		}
+		if n == end {
+			break
+		}
+	}
+	return missing
+}
+
+func contains(xs []int64, x int64) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Manager) newNode(seq, label int64) *Node {
+	if len(m.slab) == 0 {
+		m.slab = make([]Node, 256)
+	}
+	n := &m.slab[0]
+	m.slab = m.slab[1:]
+	n.seq, n.label = seq, label
+	return n
+}
+
+func (m *Manager) index(seq int64, n *Node) {
+	for int64(len(m.bySeq)) <= seq {
+		m.bySeq = append(m.bySeq, nil)
+	}
+	m.bySeq[seq] = n
+}
+
+func (m *Manager) apply(p plan) {
+	switch p.kind {
+	case event.OpAppend:
+		n := m.newNode(p.seq, m.nextLabel)
+		m.nextLabel++
+		n.prev = m.tail
+		if m.tail != nil {
+			m.tail.next = n
+		} else {
+			m.head = n
+		}
+		m.tail = n
+		m.length++
+		m.index(p.seq, n)
+	case event.OpReplace:
+		n := m.newNode(p.seq, p.start.label)
+		before, after := p.start.prev, p.end.next
+		for x := p.start; ; {
+			next := x.next
+			m.walked++
+			m.bySeq[x.seq] = nil
+			x.prev, x.next = nil, nil
+			m.length--
+			if x == p.end || next == nil {
+				break
+			}
+			x = next
+		}
+		n.prev, n.next = before, after
+		if before != nil {
+			before.next = n
+		} else {
+			m.head = n
+		}
+		if after != nil {
+			after.prev = n
+		} else {
+			m.tail = n
+		}
+		m.length++
+		m.index(p.seq, n)
+		m.replaces++
+		if n.label < m.dirty {
+			m.dirty = n.label
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package ops
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/message"
+)
+
+// Pair drives the implementation and the model in lockstep.
+type Pair struct {
+	Impl, Model Driver
+	// Steps is the number of steps run.
+	Steps int
+	// Codes counts the outcome codes seen ("" for success).
+	Codes map[string]int
+	// snapshots of earlier query results, to prove they never change.
+	held []heldState
+	// model is the model's state after the last step.
+	model *State
+}
+
+// ModelState returns the model's state after the last step.
+func (p *Pair) ModelState() State {
+	if p.model == nil {
+		st := p.Model.State()
+		p.model = &st
+	}
+	return *p.model
+}
+
+type heldState struct {
+	got  State
+	copy State
+}
+
+// NewPair returns a pair of empty sessions sharing a deterministic clock.
+func NewPair() *Pair {
+	clock := func() func() int64 {
+		var now int64 = 1_700_000_000_000
+		return func() int64 { now++; return now }
+	}
+	return &Pair{Impl: NewImpl(clock()), Model: NewModel(clock()), Codes: map[string]int{}}
+}
+
+// Step runs s on both sides and returns a description of the first
+// divergence, or "".
+func (p *Pair) Step(s Step) string {
+	p.Steps++
+	p.model = nil
+	var mo, io Outcome
+	p.Model, mo = Apply(p.Model, s)
+	p.Impl, io = Apply(p.Impl, s)
+	p.Codes[string(mo.Code)]++
+	if !equalOutcome(mo, io) {
+		return fmt.Sprintf("step %d (%s): outcome differs (-model +impl):\n%s", p.Steps, s, Diff(mo, io))
+	}
+	return p.Compare()
+}
+
+// Compare compares the full observable state of both sides, and checks
+// that slices the implementation handed out earlier are unchanged.
+func (p *Pair) Compare() string {
+	ms, is := p.ModelState(), p.Impl.State()
+	if !EqualState(ms, is) {
+		return fmt.Sprintf("after step %d: state differs (-model +impl):\n%s", p.Steps, Diff(ms, is))
+	}
+	for _, h := range p.held {
+		if !EqualState(h.copy, h.got) {
+			return fmt.Sprintf("after step %d: a slice handed out earlier changed:\n%s", p.Steps, Diff(h.copy, h.got))
+		}
+	}
+	if len(p.held) < 8 {
+		p.held = append(p.held, heldState{got: is, copy: deepCopy(is)})
+	}
+	return ""
+}
+
+func deepCopy(s State) State {
+	out := State{Surface: slices.Clone(s.Surface)}
+	for _, e := range s.Events {
+		out.Events = append(out.Events, e.Clone())
+	}
+	for _, m := range s.Messages {
+		m.Content = slices.Clone(m.Content)
+		out.Messages = append(out.Messages, m)
+	}
+	return out
+}
+
+// EqualEvent reports whether two events are equal, telling an absent
+// sourceEventSeqs from an empty one.
+func EqualEvent(a, b *event.Event) bool {
+	return a.Type == b.Type && a.Seq == b.Seq && a.Time == b.Time && bytes.Equal(a.Data, b.Data) &&
+		(a.Sources == nil) == (b.Sources == nil) && slices.Equal(a.Sources, b.Sources) && a.Op == b.Op
+}
+
+func equalMessage(a, b *message.Message) bool {
+	return a.Seq == b.Seq && a.Role == b.Role && slices.EqualFunc(a.Content, b.Content, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
+}
+
+// EqualState reports whether two states are equal.
+func EqualState(a, b State) bool {
+	if len(a.Events) != len(b.Events) || !slices.Equal(a.Surface, b.Surface) || len(a.Messages) != len(b.Messages) {
+		return false
+	}
+	for i := range a.Events {
+		if !EqualEvent(&a.Events[i], &b.Events[i]) {
+			return false
+		}
+	}
+	for i := range a.Messages {
+		if !equalMessage(&a.Messages[i], &b.Messages[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func equalOutcome(a, b Outcome) bool {
+	if a.Code != b.Code || (a.Event == nil) != (b.Event == nil) || (a.Provenance == nil) != (b.Provenance == nil) {
+		return false
+	}
+	if a.Event != nil && !EqualEvent(a.Event, b.Event) {
+		return false
+	}
+	return slices.Equal(a.Provenance, b.Provenance)
+}

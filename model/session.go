@@ -1,0 +1,95 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/message"
+)
+
+// Session is the oracle's session: a log and nothing else. Every method
+// derives what it needs from the whole log again.
+type Session struct {
+	log   []event.Event
+	clock func() int64
+}
+
+// NewSession returns an empty session whose event times come from clock.
+func NewSession(clock func() int64) *Session {
+	return &Session{clock: clock}
+}
+
+// SeedSession returns a session whose log is events (SURF-18).
+func SeedSession(events []event.Event, clock func() int64) (*Session, error) {
+	st, err := Derive(events)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{log: st.Log, clock: clock}, nil
+}
+
+// Append appends an event as session.Session.Append does.
+func (s *Session) Append(t event.Type, data any, intent *event.Intent) (event.Event, error) {
+	var raw []byte
+	switch d := data.(type) {
+	case json.RawMessage:
+		raw = slices.Clone(d)
+	case []byte:
+		raw = slices.Clone(d)
+	default:
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if enc.Encode(data) == nil {
+			raw = bytes.TrimSpace(buf.Bytes())
+		}
+	}
+	e := event.Event{Type: t, Seq: int64(len(s.log)), Time: s.clock(), Data: raw}
+	if intent != nil {
+		e.Op = intent.Op
+		e.Sources = slices.Clone(intent.Sources)
+	}
+	st, err := Derive(append(slices.Clone(s.log), e))
+	if err != nil {
+		if ee, ok := err.(*event.Error); ok {
+			ee.Index = -1
+		}
+		return event.Event{}, err
+	}
+	s.log = st.Log
+	return s.log[len(s.log)-1], nil
+}
+
+// Events returns the log.
+func (s *Session) Events() []event.Event { return slices.Clone(s.log) }
+
+func (s *Session) derive() *State {
+	st, err := Derive(s.log)
+	if err != nil {
+		panic("model: a log the model accepted no longer derives: " + err.Error())
+	}
+	return st
+}
+
+// Derived returns everything derived from the log, from one rescan.
+func (s *Session) Derived() *State { return s.derive() }
+
+// Surface returns the surface seqs, head to tail.
+func (s *Session) Surface() []int64 { return s.derive().Surface }
+
+// Messages returns the derived messages.
+func (s *Session) Messages() []message.Message { return s.derive().Messages }
+
+// Provenance returns the transitive sources of seq (SURF-23).
+func (s *Session) Provenance(seq int64) ([]int64, error) { return Provenance(s.log, seq) }
+
+// Fork returns a new session seeded with the events 0..boundary (SURF-24).
+func (s *Session) Fork(boundary int64) (*Session, error) {
+	prefix, err := ForkPrefix(s.log, boundary)
+	if err != nil {
+		return nil, err
+	}
+	return SeedSession(prefix, s.clock)
+}

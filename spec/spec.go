@@ -1,0 +1,42 @@
+// Package spec embeds the normative specification (README.md, the event
+// catalog events.json, the error table errors.json) so that tools can read
+// it: the conformance runner prints coverage against Rules, and tests check
+// that every rule is exercised.
+package spec
+
+import (
+	_ "embed"
+	"regexp"
+)
+
+//go:embed README.md
+var Markdown string
+
+//go:embed events.json
+var EventsJSON []byte
+
+//go:embed errors.json
+var ErrorsJSON []byte
+
+// Rule is one numbered rule of README.md.
+type Rule struct {
+	ID    string // e.g. "SURF-13"
+	Title string // e.g. "not reversed"
+	// Level is "SHOULD" when the rule's title says so, else "MUST".
+	Level string
+}
+
+var ruleHeading = regexp.MustCompile(`(?m)^\*\*((?:SURF|REP)-\d+) \(([^)]*)\)\.\*\*`)
+
+// Rules returns the rules of README.md in document order.
+func Rules() []Rule {
+	var out []Rule
+	for _, m := range ruleHeading.FindAllStringSubmatch(Markdown, -1) {
+		r := Rule{ID: m[1], Title: m[2], Level: "MUST"}
+		if regexp.MustCompile(`SHOULD$`).MatchString(m[2]) {
+			r.Level = "SHOULD"
+		}
+		out = append(out, r)
+	}
+	return out
+}
