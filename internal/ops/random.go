@@ -2,7 +2,7 @@ package ops
 
 import (
 	"fmt"
-		"sort"
+	"sort"
 	"strings"
 
 	"github.com/leanovate/gopter"
