@@ -83,6 +83,18 @@ const (
 	CodeForkOpenTurn Code = "fork.open_turn"
 	// CodeProvenanceUnknownSeq (SURF-23): Provenance was asked for a seq that is not in the log.
 	CodeProvenanceUnknownSeq Code = "provenance.unknown_seq"
+	// CodePersistFormatVersion (STORE-1): A JSONL header names another SESSION_FORMAT_VERSION.
+	CodePersistFormatVersion Code = "persist.format_version"
+	// CodePersistCorrupt (STORE-2): A stored log is damaged somewhere other than a torn last line, or its header is missing.
+	CodePersistCorrupt Code = "persist.corrupt"
+	// CodePersistLocked (STORE-4): Another writer has the store open.
+	CodePersistLocked Code = "persist.locked"
+	// CodePersistSchemaVersion (STORE-5): A SQLite database has another SCHEMA_VERSION.
+	CodePersistSchemaVersion Code = "persist.schema_version"
+	// CodePersistIO (STORE-6): A write, sync or truncate failed; the append was not acknowledged.
+	CodePersistIO Code = "persist.io"
+	// CodePersistClosed (STORE-6): The store is closed, or refuses appends after a failure it could not undo.
+	CodePersistClosed Code = "persist.closed"
 )
 
 var allCodes = []Code{
@@ -107,6 +119,12 @@ var allCodes = []Code{
 	CodeForkBoundaryOutOfRange,
 	CodeForkOpenTurn,
 	CodeProvenanceUnknownSeq,
+	CodePersistFormatVersion,
+	CodePersistCorrupt,
+	CodePersistLocked,
+	CodePersistSchemaVersion,
+	CodePersistIO,
+	CodePersistClosed,
 }
 
 // CodeRule maps each error code to the spec rule that defines it.
@@ -119,6 +137,12 @@ var CodeRule = map[Code]string{
 	CodeOpForbidden:              "SURF-6",
 	CodeOpInvalid:                "SURF-8",
 	CodeOpMissing:                "SURF-7",
+	CodePersistClosed:            "STORE-6",
+	CodePersistCorrupt:           "STORE-2",
+	CodePersistFormatVersion:     "STORE-1",
+	CodePersistIO:                "STORE-6",
+	CodePersistLocked:            "STORE-4",
+	CodePersistSchemaVersion:     "STORE-5",
 	CodeProvenanceUnknownSeq:     "SURF-23",
 	CodeReplaceEndNotOnSurface:   "SURF-12",
 	CodeReplaceInvalid:           "SURF-8",

@@ -1,7 +1,6 @@
 package event
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -121,38 +120,18 @@ type rawMember struct {
 }
 
 // objectMembers splits a JSON object into its members, keeping each value's
-// text. It fails on invalid JSON, a non-object, or a duplicate key.
+// (compacted) text. It fails on invalid JSON, a non-object, or a duplicate
+// key of the object; values are checked for syntax only.
 func objectMembers(b []byte) ([]rawMember, bool) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('{') {
+	out, members, why := scan(b, true)
+	if why != "" || len(out) == 0 || out[0] != '{' {
 		return nil, false
 	}
-	var out []rawMember
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, false
-		}
-		key := tok.(string)
-		for _, m := range out {
-			if m.key == key {
-				return nil, false
-			}
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, false
-		}
-		out = append(out, rawMember{key: key, value: v})
+	res := make([]rawMember, len(members))
+	for i, m := range members {
+		res[i] = rawMember{key: m.key, value: out[m.start:m.end:m.end]}
 	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
-		return nil, false
-	}
-	if _, err := dec.Token(); err == nil {
-		return nil, false // trailing value
-	}
-	return out, true
+	return res, true
 }
 
 // safeInteger reads a JSON number with an integral value in [0, 2^53-1].

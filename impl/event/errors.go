@@ -31,7 +31,12 @@ type Error struct {
 	Missing []int64
 	// Detail is a human-readable explanation.
 	Detail string
+	// Cause is the underlying error, if any (an I/O error of a store).
+	Cause error
 }
+
+// Unwrap returns the underlying error.
+func (e *Error) Unwrap() error { return e.Cause }
 
 // Errorf builds an *Error for the event at seq.
 func Errorf(code Code, seq int64, format string, args ...any) *Error {

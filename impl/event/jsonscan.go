@@ -27,12 +27,20 @@ type scanner struct {
 	depth   int
 	members []member // members of the top-level object, if it is one
 	bad     string   // why the text was rejected
+	// lenient checks syntax only (and duplicate keys of the top-level
+	// object): the envelope decoder reads data this way and leaves the
+	// SURF-4 checks of data to Check.
+	lenient bool
 }
 
 // compactData checks data against SURF-4 and returns its compact form and
 // the members of its top-level object. On failure it returns a reason.
 func compactData(data []byte) (out []byte, members []member, reason string) {
-	s := scanner{in: data, out: make([]byte, 0, len(data))}
+	return scan(data, false)
+}
+
+func scan(data []byte, lenient bool) (out []byte, members []member, reason string) {
+	s := scanner{in: data, out: make([]byte, 0, len(data)), lenient: lenient}
 	s.ws()
 	if !s.value() {
 		return nil, nil, s.bad
@@ -130,7 +138,9 @@ func (s *scanner) object() bool {
 			return false
 		}
 		// Duplicate keys are not lossless: readers disagree on which wins.
-		if keySet != nil {
+		if s.lenient && !top {
+			// syntax only
+		} else if keySet != nil {
 			if _, dup := keySet[key]; dup {
 				return s.fail("duplicate object key " + strconv.Quote(key))
 			}
@@ -258,7 +268,7 @@ func (s *scanner) str() (string, bool) {
 			}
 		case c < 0x20:
 			return "", s.fail("control character in string")
-		case c < utf8.RuneSelf:
+		case c < utf8.RuneSelf || s.lenient:
 			s.pos++
 		default:
 			r, size := utf8.DecodeRune(s.in[s.pos:])
@@ -324,6 +334,10 @@ func (s *scanner) number() bool {
 	}
 	lit := s.in[start:i]
 	s.pos = i
+	if s.lenient {
+		s.out = append(s.out, lit...)
+		return true
+	}
 	if why := numberProblem(lit, integer); why != "" {
 		return s.fail(why)
 	}

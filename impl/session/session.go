@@ -10,6 +10,7 @@ import (
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/message"
+	"github.com/surfacelog/surface/impl/repair"
 	"github.com/surfacelog/surface/impl/surface"
 	"github.com/surfacelog/surface/internal/mutant"
 )
@@ -18,7 +19,17 @@ import (
 type Option func(*config)
 
 type config struct {
-	clock func() int64
+	clock      func() int64
+	writeAhead func(event.Event) error
+}
+
+// WithWriteAhead makes every append call write with the accepted event
+// before it enters the log, under the session's lock. When write fails the
+// append fails with its error and the session does not change: this is how
+// impl/persist makes an event durable before it is acknowledged (STORE-6).
+// Seed does not call it (the seeded events come from the store).
+func WithWriteAhead(write func(event.Event) error) Option {
+	return func(c *config) { c.writeAhead = write }
 }
 
 // WithClock sets the source of event times (epoch milliseconds). The
@@ -118,13 +129,54 @@ func (s *Session) Append(t event.Type, data any, intent *event.Intent) (event.Ev
 			e.Sources = slices.Clone(intent.Sources)
 		}
 	}
+	return s.commit(e)
+}
+
+// AppendEvent appends a complete event, with its own seq and time, checked
+// like any append: its seq must be the log's length (SURF-2). Use it to
+// replay or copy events; Append is for new ones.
+func (s *Session) AppendEvent(e event.Event) (event.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.Sources != nil {
+		e.Sources = slices.Clone(e.Sources)
+	}
+	return s.commit(e)
+}
+
+// commit validates e, writes it ahead, and appends it. Caller holds s.mu.
+func (s *Session) commit(e event.Event) (event.Event, error) {
 	// Validate compacts e.Data into a new buffer, so the log never keeps
 	// the caller's bytes.
 	if err := s.mgr.Validate(s.log, &e); err != nil {
 		return event.Event{}, err
 	}
+	if s.cfg.writeAhead != nil {
+		if err := s.cfg.writeAhead(e); err != nil {
+			return event.Event{}, err
+		}
+	}
 	s.log = append(s.log, e)
 	return e, nil
+}
+
+// Repair appends the closers of an open last turn (REP-1 to REP-5) and
+// returns them; a balanced log gets none.
+func (s *Session) Repair() ([]event.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.mgr.Sync(s.log); err != nil {
+		return nil, err
+	}
+	closers := repair.Closers(s.log, func(seq int64) bool { return s.mgr.Node(seq) != nil })
+	for i, c := range closers {
+		stored, err := s.commit(c)
+		if err != nil {
+			return closers[:i], err
+		}
+		closers[i] = stored
+	}
+	return closers, nil
 }
 
 // toJSON returns the JSON text of data, or nil when it has none, which
@@ -254,7 +306,8 @@ func (s *Session) Provenance(seq int64) ([]int64, error) {
 
 // Fork returns a new session seeded with the events 0..boundary of this
 // one (SURF-24). The boundary event must exist and be a turn/end. The new
-// session has this session's options; this session is unchanged.
+// session has this session's options except WithWriteAhead; this session
+// is unchanged.
 func (s *Session) Fork(boundary int64) (*Session, error) {
 	s.mu.Lock()
 	if boundary < 0 || boundary >= int64(len(s.log)) {
@@ -269,5 +322,6 @@ func (s *Session) Fork(boundary int64) (*Session, error) {
 	}
 	prefix := s.log[: boundary+1 : boundary+1]
 	s.mu.Unlock()
-	return Seed(prefix, s.opts...)
+	// The child does not inherit the parent's write-ahead: it is a new log.
+	return Seed(prefix, append(slices.Clone(s.opts), WithWriteAhead(nil))...)
 }

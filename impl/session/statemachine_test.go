@@ -3,6 +3,7 @@ package session_test
 import (
 	"flag"
 	"os"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -74,6 +75,9 @@ func TestStateMachine(t *testing.T) {
 	// default-sized run.
 	if checks >= 500 {
 		for _, c := range event.Codes() {
+			if strings.HasPrefix(string(c), "persist.") {
+				continue // store errors: see impl/persist
+			}
 			if produced[string(c)] == 0 {
 				t.Errorf("no step produced %s", c)
 			}
