@@ -326,3 +326,38 @@ func TestSQLiteCLI(t *testing.T) {
 		t.Fatalf("SELECT gave:\n%s%v", out, err)
 	}
 }
+
+// TestForkFromDisk: a fork of a stored session into a new store of the
+// other backend goes through the seed constructor (SURF-24, STORE-3).
+func TestForkFromDisk(t *testing.T) {
+	dir := t.TempDir()
+	src, _ := OpenSQLite(filepath.Join(dir, "src.db"), hdr("parent"))
+	s, _, _ := Resume(src, clock())
+	crashedTurn(t, s)
+	end, err := s.Append(event.TypeTurnEnd, raw(`{"turn":1,"reason":{"kind":"completed"}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Append(event.TypeUserMessage, raw(userData), &event.Intent{Op: event.Append()})
+	seedLength := end.Seq + 1
+	dst, _ := OpenJSONL(filepath.Join(dir, "child.jsonl"), Header{ID: "child", CreatedAt: 1, ParentSession: "parent", SeedLength: &seedLength})
+	if _, err := Fork(s, 2, dst); !errors.Is(err, event.CodeForkOpenTurn) {
+		t.Fatalf("fork at an open turn: %v", err)
+	}
+	child, err := Fork(s, end.Seq, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := child.Append(event.TypeUserMessage, raw(userData), &event.Intent{Op: event.Append()}); err != nil {
+		t.Fatal(err)
+	}
+	dst.Close()
+	src.Close()
+	h, events, _, err := ReadJSONL(filepath.Join(dir, "child.jsonl"))
+	if err != nil || h.ParentSession != "parent" || *h.SeedLength != seedLength || len(events) != int(seedLength)+1 {
+		t.Fatalf("child file: %+v, %d events, %v", h, len(events), err)
+	}
+	if !sameJSON(events[:seedLength], s.Events()[:seedLength]) {
+		t.Fatalf("the child does not start with the parent's prefix")
+	}
+}
