@@ -74,7 +74,10 @@ func (g *Generator) plan() {
 	for step := 1; step <= 2; step++ {
 		sn := strconv.Itoa(step)
 		add(g.app(event.TypeStepStart, ts+sn+`}`, nil))
-		add(func() (event.Event, error) { g.chunks = g.chunks[:0]; return g.s.Append(event.TypeRequestHeader, raw(`{"header":{"config":{"provider":"p","model":"m"}},"reason":"change"}`), nil) })
+		add(func() (event.Event, error) {
+			g.chunks = g.chunks[:0]
+			return g.s.Append(event.TypeRequestHeader, raw(`{"header":{"config":{"provider":"p","model":"m"}},"reason":"change"}`), nil)
+		})
 		for c := 0; c < 4; c++ {
 			add(func() (event.Event, error) {
 				e, err := g.s.Append(event.TypeAssistantChunk, raw(ts+sn+`,"chunk":{"type":"text-delta","delta":"some streamed text "}}`), nil)
