@@ -62,6 +62,31 @@ func (s *Session) Append(t event.Type, data any, intent *event.Intent) (event.Ev
 	return s.log[len(s.log)-1], nil
 }
 
+// AppendEvent appends a complete event, as session.Session.AppendEvent.
+func (s *Session) AppendEvent(e event.Event) (event.Event, error) {
+	e.Sources = slices.Clone(e.Sources)
+	st, err := Derive(append(slices.Clone(s.log), e))
+	if err != nil {
+		if ee, ok := err.(*event.Error); ok {
+			ee.Index = -1
+		}
+		return event.Event{}, err
+	}
+	s.log = st.Log
+	return s.log[len(s.log)-1], nil
+}
+
+// Repair appends the closers of an open last turn (REP-3) and returns them.
+func (s *Session) Repair() ([]event.Event, error) {
+	closers := Closers(s.log)
+	st, err := Derive(append(slices.Clone(s.log), closers...))
+	if err != nil {
+		return nil, err
+	}
+	s.log = st.Log
+	return st.Log[len(st.Log)-len(closers):], nil
+}
+
 // Events returns the log.
 func (s *Session) Events() []event.Event { return slices.Clone(s.log) }
 

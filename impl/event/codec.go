@@ -195,3 +195,40 @@ func decodeOp(v []byte) SurfaceOp {
 	}
 	return op
 }
+
+// DecodeMarkers decodes the wire form of a surfaceOp and a sourceEventSeqs
+// value the way Decode does (nil means absent), for callers that build an
+// event from parts: malformed values become the canonical invalid values
+// that Check rejects in order.
+func DecodeMarkers(surfaceOp, sources []byte) (SurfaceOp, []int64) {
+	var op SurfaceOp
+	var srcs []int64
+	if len(surfaceOp) > 0 {
+		if _, _, why := scan(surfaceOp, true); why != "" {
+			op = SurfaceOp{Kind: OpMalformed}
+		} else {
+			op = decodeOp(surfaceOp)
+		}
+	}
+	if len(sources) > 0 {
+		srcs = decodeSources(sources)
+	}
+	return op, srcs
+}
+
+// MarkerJSON returns the wire form of a surfaceOp (nil when absent). A
+// malformed marker gets a representative malformed value.
+func MarkerJSON(op SurfaceOp) []byte {
+	switch op.Kind {
+	case OpNone:
+		return nil
+	case OpAppend:
+		return []byte(`"append"`)
+	case OpReplace:
+		return []byte(`{"op":"replace","start":` + strconv.FormatInt(op.Start, 10) + `,"end":` + strconv.FormatInt(op.End, 10) + `}`)
+	case OpMalformedReplace:
+		return []byte(`{"op":"replace","start":0}`)
+	default:
+		return []byte(`"prepend"`)
+	}
+}

@@ -157,18 +157,27 @@ func nullString(v string) any {
 }
 
 func (s *SQLite) loadEvents() error {
-	rows, err := s.db.Query(`SELECT seq, type, time, data, source_event_seqs, surface_op FROM events WHERE session_id = ? ORDER BY seq`, s.header.ID)
+	events, err := ReadSQLite(s.db, s.header.ID)
+	s.events = events
+	return err
+}
+
+// ReadSQLite reads the events of one session from a database with the
+// schema of STORE-5, without changing it.
+func ReadSQLite(db *sql.DB, sessionID string) ([]event.Event, error) {
+	rows, err := db.Query(`SELECT seq, type, time, data, source_event_seqs, surface_op FROM events WHERE session_id = ? ORDER BY seq`, sessionID)
 	if err != nil {
-		return ioError(err, "read events")
+		return nil, ioError(err, "read events")
 	}
 	defer rows.Close()
+	var events []event.Event
 	var line []byte
 	for rows.Next() {
 		var seq, t int64
 		var typ, data string
 		var sources, op sql.NullString
 		if err := rows.Scan(&seq, &typ, &t, &data, &sources, &op); err != nil {
-			return event.Errorf(event.CodePersistCorrupt, -1, "%s: a row of session %q: %v", s.path, s.header.ID, err)
+			return nil, event.Errorf(event.CodePersistCorrupt, -1, "a row of session %q: %v", sessionID, err)
 		}
 		// Rebuild the wire form, so the same strict decoder reads both backends.
 		q, _ := json.Marshal(typ)
@@ -182,14 +191,14 @@ func (s *SQLite) loadEvents() error {
 		line = append(line, '}')
 		e, err := event.Decode(line)
 		if err != nil {
-			return event.Errorf(event.CodePersistCorrupt, -1, "%s: event %d of session %q does not decode: %v", s.path, seq, s.header.ID, err)
+			return nil, event.Errorf(event.CodePersistCorrupt, -1, "event %d of session %q does not decode: %v", seq, sessionID, err)
 		}
-		s.events = append(s.events, e)
+		events = append(events, e)
 	}
 	if err := rows.Err(); err != nil {
-		return ioError(err, "read events")
+		return nil, ioError(err, "read events")
 	}
-	return nil
+	return events, nil
 }
 
 // Header implements Store.

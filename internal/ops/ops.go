@@ -82,6 +82,8 @@ type State struct {
 // Driver is one side: the implementation or the model.
 type Driver interface {
 	Append(t event.Type, data any, intent *event.Intent) (event.Event, error)
+	AppendEvent(e event.Event) (event.Event, error)
+	Repair() ([]event.Event, error)
 	Seed(events []event.Event) (Driver, error)
 	SeedJSON(lines []json.RawMessage) (Driver, error)
 	Fork(boundary int64) (Driver, error)
@@ -142,6 +144,10 @@ func (d *Impl) Append(t event.Type, data any, intent *event.Intent) (event.Event
 	return d.S.Append(t, data, intent)
 }
 
+func (d *Impl) AppendEvent(e event.Event) (event.Event, error) { return d.S.AppendEvent(e) }
+
+func (d *Impl) Repair() ([]event.Event, error) { return d.S.Repair() }
+
 func (d *Impl) Seed(events []event.Event) (Driver, error) {
 	s, err := session.Seed(events, session.WithClock(d.Clock))
 	if err != nil {
@@ -200,6 +206,10 @@ func NewModel(clock func() int64) *Model {
 func (d *Model) Append(t event.Type, data any, intent *event.Intent) (event.Event, error) {
 	return d.S.Append(t, data, intent)
 }
+
+func (d *Model) AppendEvent(e event.Event) (event.Event, error) { return d.S.AppendEvent(e) }
+
+func (d *Model) Repair() ([]event.Event, error) { return d.S.Repair() }
 
 func (d *Model) Seed(events []event.Event) (Driver, error) {
 	s, err := model.SeedSession(events, d.Clock)

@@ -35,6 +35,8 @@ type RandomReport struct {
 	Outcomes  map[string]int
 	// Failure describes the shrunk failing sequence, "" when none failed.
 	Failure string
+	// Minimal is the shrunk failing program (see RunProgram).
+	Minimal []uint32
 }
 
 func (r RandomReport) String() string {
@@ -97,6 +99,7 @@ func RandomCheck(n int, seed int64, maxSteps int) RandomReport {
 		}
 		b.WriteString(diff)
 		report.Failure = b.String()
+		report.Minimal = minimal
 	}
 	return report
 }

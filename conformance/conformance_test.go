@@ -1,0 +1,69 @@
+package conformance_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/surfacelog/surface/conformance"
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/spec"
+)
+
+// TestBuiltinTesteesPass: the implementation and the model pass every
+// embedded vector (in process).
+func TestBuiltinTesteesPass(t *testing.T) {
+	vectors, err := conformance.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vectors) < 500 {
+		t.Fatalf("only %d vectors", len(vectors))
+	}
+	for _, m := range []*conformance.Machine{conformance.NewImplMachine(), conformance.NewModelMachine()} {
+		rep, err := conformance.Run(vectors, m, conformance.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.OK() || rep.Counts()[conformance.StatusPass] != len(vectors) {
+			var b strings.Builder
+			rep.WriteText(&b)
+			t.Fatalf("%s:\n%s", rep.Testee.Name, b.String())
+		}
+	}
+}
+
+// TestCoverage: every MUST rule that the protocol can express, and every
+// error code of an event check, is covered by at least one vector. The
+// rules left out are checked by Go tests: SURF-26 to SURF-28 are
+// implementation requirements, and STORE-2, STORE-4 to STORE-6 are about
+// files, locks and I/O faults.
+func TestCoverage(t *testing.T) {
+	vectors, _ := conformance.Embedded()
+	rules, codes := map[string]int{}, map[string]int{}
+	ids := map[string]bool{}
+	for _, v := range vectors {
+		if ids[v.ID] {
+			t.Errorf("duplicate id %s", v.ID)
+		}
+		ids[v.ID] = true
+		for _, r := range v.Rules {
+			rules[r]++
+		}
+		for _, s := range v.Steps {
+			if s.Expect != nil && s.Expect.Error != "" {
+				codes[s.Expect.Error]++
+			}
+		}
+	}
+	notExpressible := map[string]bool{"SURF-26": true, "SURF-27": true, "SURF-28": true, "STORE-2": true, "STORE-4": true, "STORE-5": true, "STORE-6": true}
+	for _, r := range spec.Rules() {
+		if !notExpressible[r.ID] && rules[r.ID] == 0 {
+			t.Errorf("rule %s is covered by no vector", r.ID)
+		}
+	}
+	for _, c := range event.Codes() {
+		if !strings.HasPrefix(string(c), "persist.") && codes[string(c)] == 0 {
+			t.Errorf("code %s is produced by no vector", c)
+		}
+	}
+}

@@ -1,0 +1,278 @@
+package conformance
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ProtocolVersion is the version of the testee protocol (spec/PROTOCOL.md).
+const ProtocolVersion = 1
+
+// Hello is the handshake, both ways.
+type Hello struct {
+	Type     string   `json:"type"` // "hello"
+	Protocol int      `json:"protocol"`
+	Name     string   `json:"name,omitempty"`
+	Version  string   `json:"version,omitempty"`
+	Features []string `json:"features,omitempty"`
+}
+
+// Request is a message from the runner to a testee.
+type Request struct {
+	Type string `json:"type"` // "hello", "reset", "step", "bye"
+	// Protocol is set on hello.
+	Protocol int `json:"protocol,omitempty"`
+	// Step is set on step; its Expect is never sent.
+	Step *Step `json:"step,omitempty"`
+}
+
+// Response is a testee's answer to reset ("ok") or step ("result",
+// "skipped", "unsupported").
+type Response struct {
+	Type   string `json:"type"`
+	Result Result `json:"result,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Testee is something the runner can play vectors against.
+type Testee interface {
+	Hello() (Hello, error)
+	// Reset starts a new, empty session.
+	Reset() error
+	// Do runs one step. An error means the testee failed (crashed, hung,
+	// answered garbage), not that the step was rejected.
+	Do(Step) (Response, error)
+	Close() error
+}
+
+// Serve speaks the protocol as a testee on r and w, running steps on t
+// (used by `conformance testee`).
+func Serve(t Testee, r io.Reader, w io.Writer) error {
+	in := bufio.NewReader(r)
+	enc := json.NewEncoder(w)
+	for {
+		line, err := in.ReadBytes('\n')
+		if len(line) == 0 && err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		var req Request
+		if err := json.Unmarshal(line, &req); err != nil {
+			return fmt.Errorf("bad request: %w", err)
+		}
+		var out any
+		switch req.Type {
+		case "hello":
+			h, err := t.Hello()
+			if err != nil {
+				return err
+			}
+			out = h
+		case "reset":
+			if err := t.Reset(); err != nil {
+				return err
+			}
+			out = Response{Type: "ok"}
+		case "step":
+			if req.Step == nil {
+				return errors.New("step request without step")
+			}
+			resp, err := t.Do(*req.Step)
+			if err != nil {
+				return err
+			}
+			out = resp
+		case "bye":
+			return nil
+		default:
+			return fmt.Errorf("unknown request %q", req.Type)
+		}
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	}
+}
+
+// Exec is a testee in another process, started from a command line, that
+// speaks the protocol on its stdin and stdout (stderr is passed through to
+// Log). A testee that dies, hangs past Timeout or prints something that is
+// not a protocol message fails the current request; the next Reset starts
+// it again.
+type Exec struct {
+	Command string
+	Timeout time.Duration
+	Log     io.Writer
+
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	lines chan []byte
+	hello *Hello
+	mu    sync.Mutex
+}
+
+func (x *Exec) start() error {
+	fields := strings.Fields(x.Command)
+	if len(fields) == 0 {
+		return errors.New("empty --exec command")
+	}
+	cmd := exec.Command(fields[0], fields[1:]...)
+	cmd.Stderr = x.Log
+	if x.Log == nil {
+		cmd.Stderr = os.Stderr
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start testee: %w", err)
+	}
+	lines := make(chan []byte, 16)
+	go func() {
+		r := bufio.NewReaderSize(stdout, 1<<16)
+		for {
+			line, err := r.ReadBytes('\n')
+			if len(line) > 0 {
+				lines <- line
+			}
+			if err != nil {
+				close(lines)
+				return
+			}
+		}
+	}()
+	x.cmd, x.stdin, x.lines = cmd, stdin, lines
+	h := Hello{}
+	if err := x.roundTrip(Request{Type: "hello", Protocol: ProtocolVersion}, &h); err != nil {
+		x.kill()
+		return fmt.Errorf("handshake: %w", err)
+	}
+	if h.Type != "hello" || h.Protocol != ProtocolVersion {
+		x.kill()
+		return fmt.Errorf("handshake: testee speaks %q protocol %d, want hello protocol %d", h.Type, h.Protocol, ProtocolVersion)
+	}
+	x.hello = &h
+	return nil
+}
+
+func (x *Exec) kill() {
+	if x.cmd != nil && x.cmd.Process != nil {
+		x.cmd.Process.Kill()
+		x.cmd.Wait()
+	}
+	x.cmd = nil
+}
+
+func (x *Exec) roundTrip(req Request, out any) error {
+	b, _ := json.Marshal(req)
+	if _, err := x.stdin.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("testee is gone: %w", err)
+	}
+	timeout := x.Timeout
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	select {
+	case line, ok := <-x.lines:
+		if !ok {
+			return errors.New("testee exited")
+		}
+		dec := json.NewDecoder(strings.NewReader(string(line)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(out); err != nil {
+			return fmt.Errorf("testee printed something that is not a protocol message: %.200q", line)
+		}
+		return nil
+	case <-time.After(timeout):
+		return fmt.Errorf("testee did not answer within %v", timeout)
+	}
+}
+
+// Hello implements Testee.
+func (x *Exec) Hello() (Hello, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.hello == nil {
+		if err := x.start(); err != nil {
+			return Hello{}, err
+		}
+	}
+	return *x.hello, nil
+}
+
+// Reset implements Testee; it restarts a testee that failed.
+func (x *Exec) Reset() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.cmd == nil {
+		if err := x.start(); err != nil {
+			return err
+		}
+	}
+	var r Response
+	if err := x.roundTrip(Request{Type: "reset"}, &r); err != nil {
+		x.kill()
+		return err
+	}
+	if r.Type != "ok" {
+		x.kill()
+		return fmt.Errorf("reset answered %q", r.Type)
+	}
+	return nil
+}
+
+// Do implements Testee.
+func (x *Exec) Do(s Step) (Response, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.cmd == nil {
+		return Response{}, errors.New("testee is not running")
+	}
+	s.Expect = nil
+	var r Response
+	if err := x.roundTrip(Request{Type: "step", Step: &s}, &r); err != nil {
+		x.kill()
+		return Response{}, err
+	}
+	switch r.Type {
+	case "result", "skipped", "unsupported":
+		return r, nil
+	}
+	x.kill()
+	return Response{}, fmt.Errorf("step answered %q", r.Type)
+}
+
+// Close implements Testee.
+func (x *Exec) Close() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.cmd != nil {
+		b, _ := json.Marshal(Request{Type: "bye"})
+		x.stdin.Write(append(b, '\n'))
+		x.stdin.Close()
+		done := make(chan struct{})
+		go func() { x.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+			x.cmd.Process.Kill()
+			<-done
+		}
+		x.cmd = nil
+	}
+	return nil
+}

@@ -1,0 +1,145 @@
+package conformance
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+// Tiers of a vector.
+const (
+	TierRequired    = "required"
+	TierRecommended = "recommended"
+)
+
+// Features a testee may support. Every testee supports FeatureCore.
+const (
+	FeatureCore    = "core"    // append, seed, fork, provenance
+	FeatureRepair  = "repair"  // the repair step (REP-*)
+	FeaturePersist = "persist" // the crash_reopen step (STORE-*)
+)
+
+// Vector is one conformance test: a sequence of steps, each with its
+// expected result (spec/schemas/vector.schema.json).
+type Vector struct {
+	ID          string   `json:"id"`
+	Tier        string   `json:"tier"`
+	Rules       []string `json:"rules"`
+	Features    []string `json:"features"`
+	Description string   `json:"description,omitempty"`
+	Steps       []Step   `json:"steps"`
+}
+
+// Step is one operation of a vector, and (in a vector) its expectation.
+type Step struct {
+	// Op is append, seed, fork, provenance, repair or crash_reopen.
+	Op string `json:"op"`
+	// append: a candidate event of Type at Time, its data as exact text
+	// (DataText, or DataBase64 when it is not UTF-8), and its markers as
+	// they would appear on the wire (absent when nil).
+	Type            string          `json:"type,omitempty"`
+	Time            *int64          `json:"time,omitempty"`
+	DataText        *string         `json:"dataText,omitempty"`
+	DataBase64      []byte          `json:"dataBase64,omitempty"`
+	SurfaceOp       json.RawMessage `json:"surfaceOp,omitempty"`
+	SourceEventSeqs json.RawMessage `json:"sourceEventSeqs,omitempty"`
+	// seed: the log, one wire-form event per line (lines may be broken).
+	Lines []string `json:"lines,omitempty"`
+	// fork: the boundary; Continue makes the rest of the vector run on the
+	// child.
+	Boundary *int64 `json:"boundary,omitempty"`
+	Continue bool   `json:"continue,omitempty"`
+	// provenance: the seq asked about.
+	Seq *int64 `json:"seq,omitempty"`
+	// Expect is the expected result.
+	Expect *Result `json:"expect,omitempty"`
+}
+
+// Result is the outcome of a step: an error code, or what the step
+// produced and the state after it.
+type Result struct {
+	Error string `json:"error,omitempty"`
+	// Event is the appended event in wire form (append).
+	Event json.RawMessage `json:"event,omitempty"`
+	// Seqs is the provenance (provenance).
+	Seqs *[]int64 `json:"seqs,omitempty"`
+	// Closers are the repair closers in wire form (repair, crash_reopen).
+	Closers *[]json.RawMessage `json:"closers,omitempty"`
+	// Surface and Messages are the state after a step that changed it.
+	Surface  *[]int64        `json:"surface,omitempty"`
+	Messages json.RawMessage `json:"messages,omitempty"`
+}
+
+// Features returns the features a step needs.
+func (s Step) Feature() string {
+	switch s.Op {
+	case "repair":
+		return FeatureRepair
+	case "crash_reopen":
+		return FeaturePersist
+	}
+	return FeatureCore
+}
+
+//go:embed vectors/*.json
+var embedded embed.FS
+
+// Embedded returns the vectors shipped with this package, sorted by id.
+func Embedded() ([]Vector, error) {
+	var all []Vector
+	err := fs.WalkDir(embedded, "vectors", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := embedded.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		vs, err := Parse(b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		all = append(all, vs...)
+		return nil
+	})
+	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
+	return all, err
+}
+
+// File is the form of a vector file.
+type File struct {
+	Comment string   `json:"$comment,omitempty"`
+	Vectors []Vector `json:"vectors"`
+}
+
+// Parse reads a vector file.
+func Parse(b []byte) ([]Vector, error) {
+	var f File
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, err
+	}
+	return f.Vectors, nil
+}
+
+// Filter selects vectors by id prefix, tier and the features a testee has.
+type Filter struct {
+	Prefix   string
+	Tier     string
+	Features []string // nil: all
+}
+
+// Match reports whether v passes the filter.
+func (f Filter) Match(v Vector) bool {
+	if f.Prefix != "" && !strings.HasPrefix(v.ID, f.Prefix) {
+		return false
+	}
+	if f.Tier != "" && v.Tier != f.Tier {
+		return false
+	}
+	return true
+}
