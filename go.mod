@@ -3,9 +3,12 @@ module github.com/surfacelog/surface
 go 1.26
 
 require (
-	github.com/dave/jennifer v1.7.1 // indirect
-	github.com/google/go-cmp v0.7.0 // indirect
-	github.com/leanovate/gopter v0.2.11 // indirect
-	github.com/mattn/go-sqlite3 v1.14.53 // indirect
-	pgregory.net/rapid v1.3.0 // indirect
+	github.com/dave/jennifer v1.7.1
+	github.com/google/go-cmp v0.7.0
+	github.com/leanovate/gopter v0.2.11
+	github.com/mattn/go-sqlite3 v1.14.53
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	pgregory.net/rapid v1.3.0
 )
+
+require golang.org/x/text v0.14.0 // indirect

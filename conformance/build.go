@@ -31,7 +31,8 @@ func FromOps(steps []ops.Step) []Step {
 func fromOp(s ops.Step, index int64) (Step, bool) {
 	switch s.Kind {
 	case ops.KindAppend:
-		st := Step{Op: "append", Type: string(s.Type)}
+		ty := string(s.Type)
+		st := Step{Op: "append", Type: &ty}
 		t := BaseTime + index
 		st.Time = &t
 		var data []byte
@@ -63,20 +64,20 @@ func fromOp(s ops.Step, index int64) (Step, bool) {
 		}
 		return st, true
 	case ops.KindSeed:
-		st := Step{Op: "seed", Lines: []string{}}
+		lines := []string{}
 		for _, e := range s.Events {
-			st.Lines = append(st.Lines, WireLine(e))
+			lines = append(lines, WireLine(e))
 		}
-		return st, true
+		return Step{Op: "seed", Lines: &lines}, true
 	case ops.KindSeedJSON:
-		st := Step{Op: "seed", Lines: []string{}}
+		lines := []string{}
 		for _, l := range s.Lines {
 			if !utf8.Valid(l) {
-				return st, false
+				return Step{}, false
 			}
-			st.Lines = append(st.Lines, string(l))
+			lines = append(lines, string(l))
 		}
-		return st, true
+		return Step{Op: "seed", Lines: &lines}, true
 	case ops.KindFork:
 		b := s.Boundary
 		return Step{Op: "fork", Boundary: &b, Continue: s.Continue}, true

@@ -86,8 +86,11 @@ func (m *Machine) do(s Step) (Result, error) {
 		b, _ := stored.MarshalJSON()
 		return m.state(Result{Event: b}), nil
 	case "seed":
-		lines := make([]json.RawMessage, len(s.Lines))
-		for i, l := range s.Lines {
+		if s.Lines == nil {
+			return Result{}, fmt.Errorf("seed without lines")
+		}
+		lines := make([]json.RawMessage, len(*s.Lines))
+		for i, l := range *s.Lines {
 			lines[i] = json.RawMessage(l)
 		}
 		next, err := m.d.SeedJSON(lines)
@@ -187,7 +190,10 @@ func closersResult(closers []event.Event) Result {
 
 // StepEvent builds the candidate event of an append step at seq.
 func StepEvent(s Step, seq int64) (event.Event, error) {
-	e := event.Event{Type: event.Type(s.Type), Seq: seq}
+	if s.Type == nil {
+		return event.Event{}, fmt.Errorf("append without type")
+	}
+	e := event.Event{Type: event.Type(*s.Type), Seq: seq}
 	if s.Time != nil {
 		e.Time = *s.Time
 	}

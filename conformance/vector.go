@@ -40,14 +40,14 @@ type Step struct {
 	// append: a candidate event of Type at Time, its data as exact text
 	// (DataText, or DataBase64 when it is not UTF-8), and its markers as
 	// they would appear on the wire (absent when nil).
-	Type            string          `json:"type,omitempty"`
+	Type            *string         `json:"type,omitempty"`
 	Time            *int64          `json:"time,omitempty"`
 	DataText        *string         `json:"dataText,omitempty"`
 	DataBase64      []byte          `json:"dataBase64,omitempty"`
 	SurfaceOp       json.RawMessage `json:"surfaceOp,omitempty"`
 	SourceEventSeqs json.RawMessage `json:"sourceEventSeqs,omitempty"`
 	// seed: the log, one wire-form event per line (lines may be broken).
-	Lines []string `json:"lines,omitempty"`
+	Lines *[]string `json:"lines,omitempty"`
 	// fork: the boundary; Continue makes the rest of the vector run on the
 	// child.
 	Boundary *int64 `json:"boundary,omitempty"`

@@ -52,7 +52,7 @@ func FromEvent(e *event.Event) (m Message, ok bool) {
 		m.Content = []json.RawMessage{toolResultBlock(e.Data)}
 	case event.TypeContextMessage:
 		m.Role = RoleUser
-		if env, ok := event.ObjectMember(e.Data, "envelope"); ok && string(env) == `"raw"` {
+		if env, ok := event.ObjectMember(e.Data, "envelope"); ok && isRaw(env) {
 			m.Content = blocks(e.Data)
 		} else {
 			m.Content = tagged("context", e.Data)
@@ -143,4 +143,12 @@ func QuoteJS(s string) string {
 		}
 	}
 	return string(append(b, '"'))
+}
+
+func isRaw(env []byte) bool {
+	if string(env) == `"raw"` {
+		return true
+	}
+	var s string
+	return json.Unmarshal(env, &s) == nil && s == "raw"
 }

@@ -1,0 +1,512 @@
+// A TypeScript testee of the surface conformance suite. It implements the
+// rules of spec/README.md on its own (only the event catalog is read from
+// spec/events.json) and speaks the testee protocol of spec/PROTOCOL.md:
+// newline-delimited JSON on stdin and stdout, logs on stderr.
+//
+// Features: core and repair. crash_reopen (persist) is not supported; the
+// runner skips those vectors.
+
+import * as fs from 'node:fs'
+import * as path from 'node:path'
+import * as readline from 'node:readline'
+
+const MAX_SAFE = Number.MAX_SAFE_INTEGER
+const MAX_DEPTH = 10000
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
+
+// ---- catalog ----
+
+interface FieldSpec { name: string; kind: string; required: boolean; enum?: string[] }
+interface TypeSpec { type: string; surface: boolean; fields: FieldSpec[] }
+
+function loadCatalog(): Map<string, TypeSpec> {
+  const file = process.env.SURFACE_SPEC_EVENTS ?? path.resolve(__dirname, '../../../../spec/events.json')
+  const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as { types: TypeSpec[] }
+  return new Map(parsed.types.map(t => [t.type, t]))
+}
+
+const catalog = loadCatalog()
+
+// ---- errors ----
+
+class Reject extends Error {
+  constructor(public code: string, detail: string) { super(`${code}: ${detail}`) }
+}
+
+function reject(code: string, detail = ''): never { throw new Reject(code, detail) }
+
+// ---- lossless JSON scanning (SURF-4) ----
+
+interface Scanned { compact: string; members: Array<[string, number, number]> }
+
+// scan checks syntax (and, unless lenient, SURF-4: duplicate keys, numbers)
+// and returns the compact text and the members of a top-level object.
+// Duplicate keys of the top-level object are rejected in both modes.
+function scan(text: string, lenient: boolean): Scanned | string {
+  let pos = 0
+  let out = ''
+  let depth = 0
+  const members: Array<[string, number, number]> = []
+  const ws = () => { while (pos < text.length && ' \t\n\r'.includes(text[pos]!)) pos++ }
+  const fail = (why: string): never => { throw new Error(why) }
+  const str = (): string => {
+    const start = pos
+    pos++
+    while (pos < text.length) {
+      const c = text.charCodeAt(pos)
+      if (c === 0x22) {
+        pos++
+        const raw = text.slice(start, pos)
+        out += raw
+        return JSON.parse(raw) as string
+      }
+      if (c === 0x5c) {
+        const n = text[pos + 1]
+        if (n === undefined) fail('unexpected end')
+        if ('"\\/bfnrt'.includes(n!)) pos += 2
+        else if (n === 'u' && /^[0-9a-fA-F]{4}$/.test(text.slice(pos + 2, pos + 6))) pos += 6
+        else fail('invalid escape')
+      } else if (c < 0x20) {
+        fail('control character in string')
+      } else {
+        pos++
+      }
+    }
+    return fail('unterminated string')
+  }
+  const num = () => {
+    const m = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(text.slice(pos))
+    if (m === null) fail('invalid number')
+    const lit = m![0]
+    pos += lit.length
+    if (!lenient) {
+      const v = Number(lit)
+      if (!Number.isFinite(v)) fail('number out of range')
+      if (Object.is(v, -0)) fail('negative zero')
+      if (!/[.eE]/.test(lit) && Math.abs(v) > MAX_SAFE) fail('unsafe integer')
+    }
+    out += lit
+  }
+  const value = (): void => {
+    if (pos >= text.length) fail('unexpected end')
+    const c = text[pos]!
+    if (c === '{') return object()
+    if (c === '[') return array()
+    if (c === '"') { str(); return }
+    for (const word of ['true', 'false', 'null']) {
+      if (text.startsWith(word, pos)) { out += word; pos += word.length; return }
+    }
+    if (c === '-' || (c >= '0' && c <= '9')) return num()
+    fail('invalid character')
+  }
+  const object = () => {
+    if (++depth > MAX_DEPTH) fail('too deep')
+    const top = depth === 1
+    pos++
+    out += '{'
+    ws()
+    const keys = new Set<string>()
+    if (text[pos] === '}') { pos++; out += '}'; depth--; return }
+    for (;;) {
+      ws()
+      if (text[pos] !== '"') fail('expected a key')
+      const key = str()
+      if (top || !lenient) {
+        if (keys.has(key)) fail('duplicate key')
+        keys.add(key)
+      }
+      ws()
+      if (text[pos] !== ':') fail("expected ':'")
+      pos++
+      out += ':'
+      ws()
+      const start = out.length
+      value()
+      if (top) members.push([key, start, out.length])
+      ws()
+      if (text[pos] === ',') { pos++; out += ','; continue }
+      if (text[pos] === '}') { pos++; out += '}'; depth--; return }
+      fail("expected ',' or '}'")
+    }
+  }
+  const array = () => {
+    if (++depth > MAX_DEPTH) fail('too deep')
+    pos++
+    out += '['
+    ws()
+    if (text[pos] === ']') { pos++; out += ']'; depth--; return }
+    for (;;) {
+      ws()
+      value()
+      ws()
+      if (text[pos] === ',') { pos++; out += ','; continue }
+      if (text[pos] === ']') { pos++; out += ']'; depth--; return }
+      fail("expected ',' or ']'")
+    }
+  }
+  try {
+    ws()
+    value()
+    ws()
+    if (pos !== text.length) fail('trailing text')
+  } catch (e) {
+    return (e as Error).message
+  }
+  return { compact: out, members }
+}
+
+// ---- events ----
+
+type Op =
+  | { kind: 'none' }
+  | { kind: 'append' }
+  | { kind: 'replace'; start: number; end: number }
+  | { kind: 'malformed' }
+  | { kind: 'malformedReplace' }
+
+interface Candidate {
+  type: string
+  seq: number
+  time: number
+  dataText: string | null // null: not text at all (invalid UTF-8)
+  sources: number[] | null // null: absent; -1 marks an invalid element
+  op: Op
+}
+
+interface Stored { type: string; seq: number; time: number; data: Json; sources: number[] | null; op: Op }
+
+const isSeq = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_SAFE
+
+function decodeOp(v: Json | undefined): Op {
+  if (v === undefined) return { kind: 'none' }
+  if (v === 'append') return { kind: 'append' }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return { kind: 'malformed' }
+  const keys = Object.keys(v)
+  if (keys.length !== 3 || v.op !== 'replace' || !isSeq(v.start) || !isSeq(v.end)) return { kind: 'malformedReplace' }
+  return { kind: 'replace', start: v.start, end: v.end }
+}
+
+function decodeSources(v: Json | undefined): number[] | null {
+  if (v === undefined) return null
+  if (!Array.isArray(v)) return [-1]
+  return v.map(x => (isSeq(x) ? x : -1))
+}
+
+// decodeLine reads the wire form of one event (SURF-1), checking the
+// envelope strictly and the data for syntax only.
+function decodeLine(line: string): Candidate {
+  const s = scan(line, true)
+  if (typeof s === 'string' || s.compact[0] !== '{') reject('event.invalid_envelope', 'not an object')
+  const sc = s as Scanned
+  const allowed = new Set(['type', 'seq', 'time', 'data', 'sourceEventSeqs', 'surfaceOp'])
+  const fields = new Map<string, string>()
+  for (const [k, a, b] of sc.members) {
+    if (!allowed.has(k)) reject('event.invalid_envelope', `unknown member ${k}`)
+    fields.set(k, sc.compact.slice(a, b))
+  }
+  const type = fields.get('type')
+  const seq = fields.get('seq')
+  const time = fields.get('time')
+  const data = fields.get('data')
+  if (type === undefined || seq === undefined || time === undefined || data === undefined) reject('event.invalid_envelope', 'missing member')
+  const t = JSON.parse(type!) as Json
+  if (typeof t !== 'string') reject('event.invalid_envelope', 'type')
+  const n = (text: string): number => {
+    if (!/^-?[0-9]/.test(text)) reject('event.invalid_envelope', 'not a number')
+    const v = JSON.parse(text) as number
+    if (!isSeq(v)) reject('event.invalid_envelope', 'not a safe integer')
+    return v
+  }
+  const op = fields.get('surfaceOp')
+  const src = fields.get('sourceEventSeqs')
+  return {
+    type: t as string,
+    seq: n(seq!),
+    time: n(time!),
+    dataText: data!,
+    op: decodeOp(op === undefined ? undefined : JSON.parse(op) as Json),
+    sources: decodeSources(src === undefined ? undefined : JSON.parse(src) as Json),
+  }
+}
+
+// ---- the session ----
+
+function kindOk(f: FieldSpec, v: Json): boolean {
+  const isObj = (x: Json): x is { [k: string]: Json } => x !== null && typeof x === 'object' && !Array.isArray(x)
+  switch (f.kind) {
+    case 'any': return true
+    case 'integer': return typeof v === 'number' && Number.isInteger(v)
+    case 'string': return typeof v === 'string' && (f.enum === undefined || f.enum.includes(v))
+    case 'boolean': return typeof v === 'boolean'
+    case 'array': return Array.isArray(v)
+    case 'object': return isObj(v)
+    case 'blocks': return Array.isArray(v) && v.every(b => isObj(b) && typeof b.type === 'string')
+    case 'tagged': return isObj(v) && typeof v.kind === 'string'
+  }
+  return false
+}
+
+class Session {
+  log: Stored[] = []
+  surface: number[] = []
+
+  // check validates a candidate at index log.length, in the order of
+  // SURF-16, and returns the stored event and the surface after it.
+  check(e: Candidate, log: Stored[], surface: number[]): [Stored, number[]] {
+    if (!isSeq(e.seq) || !isSeq(e.time)) reject('event.invalid_envelope', 'seq or time')
+    if (e.seq !== log.length) reject('seq.not_contiguous', `${e.seq} at ${log.length}`)
+    const spec = catalog.get(e.type)
+    if (spec === undefined) reject('event.unknown_type', e.type)
+    if (e.dataText === null) reject('event.data_not_json', 'invalid UTF-8')
+    const sc = scan(e.dataText!, false)
+    if (typeof sc === 'string') reject('event.data_not_json', sc)
+    const data = JSON.parse((sc as Scanned).compact) as Json
+    if (data === null || typeof data !== 'object' || Array.isArray(data)) reject('event.data_invalid', 'not an object')
+    const obj = data as { [k: string]: Json }
+    for (const f of spec!.fields) {
+      if (!Object.hasOwn(obj, f.name)) {
+        if (f.required) reject('event.data_invalid', `missing ${f.name}`)
+        continue
+      }
+      if (!kindOk(f, obj[f.name]!)) reject('event.data_invalid', `wrong kind for ${f.name}`)
+    }
+    const stored: Stored = { type: e.type, seq: e.seq, time: e.time, data, sources: e.sources, op: e.op }
+    if (!spec!.surface) {
+      if (e.op.kind !== 'none') reject('surface.op_forbidden')
+      if (e.sources !== null) reject('surface.sources_forbidden')
+      return [stored, surface]
+    }
+    switch (e.op.kind) {
+      case 'none': reject('surface.op_missing')
+      case 'malformed': reject('surface.op_invalid')
+      case 'malformedReplace': reject('replace.invalid')
+    }
+    if (e.sources !== null) {
+      if (e.sources.length === 0 && e.type !== 'assistant/message') reject('sources.empty')
+      if (e.sources.some(s => !isSeq(s))) reject('sources.invalid')
+      if (new Set(e.sources).size !== e.sources.length) reject('sources.duplicate')
+      if (e.sources.some(s => s >= e.seq)) reject('sources.not_earlier')
+    }
+    if (e.op.kind === 'append') return [stored, [...surface, e.seq]]
+    const op = e.op as { start: number; end: number }
+    const i = surface.indexOf(op.start)
+    if (i < 0) reject('replace.start_not_on_surface')
+    const j = surface.indexOf(op.end)
+    if (j < 0) reject('replace.end_not_on_surface')
+    if (i > j) reject('replace.reversed')
+    const srcs = new Set(e.sources ?? [])
+    if (surface.slice(i, j + 1).some(s => !srcs.has(s))) reject('replace.sources_incomplete')
+    return [stored, [...surface.slice(0, i), e.seq, ...surface.slice(j + 1)]]
+  }
+
+  append(e: Candidate): Stored {
+    const [stored, surface] = this.check(e, this.log, this.surface)
+    this.log.push(stored)
+    this.surface = surface
+    return stored
+  }
+
+  static seed(events: Candidate[]): Session {
+    const s = new Session()
+    events.forEach(e => s.append(e))
+    return s
+  }
+
+  messages(): Json[] {
+    const out: Json[] = []
+    for (const seq of this.surface) {
+      const e = this.log[seq]!
+      const d = e.data as { [k: string]: Json }
+      const content = d.content as Json[]
+      const tagged = (tag: string): Json[] => {
+        const kind = (d.source as { kind: string }).kind
+        return [{ type: 'text', text: `<${tag} source=${JSON.stringify(kind)}>` }, ...content, { type: 'text', text: `</${tag}>` }]
+      }
+      switch (e.type) {
+        case 'user/message': out.push({ seq, role: 'user', content }); break
+        case 'assistant/message': if (content.length > 0) out.push({ seq, role: 'assistant', content }); break
+        case 'tool/result': out.push({ seq, role: 'user', content: [{ type: 'tool-result', toolCallId: d.callId!, content, isError: d.isError! }] }); break
+        case 'context/message': out.push({ seq, role: 'user', content: d.envelope === 'raw' ? content : tagged('context') }); break
+        case 'steering/message': out.push({ seq, role: 'user', content: tagged('steering') }); break
+      }
+    }
+    return out
+  }
+
+  provenance(seq: number): number[] {
+    if (!Number.isInteger(seq) || seq < 0 || seq >= this.log.length) reject('provenance.unknown_seq')
+    const seen = new Set<number>([seq])
+    const todo = [seq]
+    while (todo.length > 0) {
+      for (const s of this.log[todo.pop()!]!.sources ?? []) {
+        if (!seen.has(s)) { seen.add(s); todo.push(s) }
+      }
+    }
+    seen.delete(seq)
+    return [...seen].sort((a, b) => a - b)
+  }
+
+  fork(boundary: number): Session {
+    if (!Number.isInteger(boundary) || boundary < 0 || boundary >= this.log.length) reject('fork.boundary_out_of_range')
+    if (this.log[boundary]!.type !== 'turn/end') reject('fork.open_turn')
+    return Session.seed(this.log.slice(0, boundary + 1).map(toCandidate))
+  }
+
+  // closers returns the repair closers of an open last turn (REP-1..REP-4).
+  closers(): Candidate[] {
+    let turn: Json | undefined
+    let step: Json | undefined
+    let calls: Array<{ id: string; step: Json; host: number; callSeq: number; open: boolean }> = []
+    for (const e of this.log) {
+      const d = e.data as { [k: string]: Json }
+      switch (e.type) {
+        case 'turn/start': turn = d.turn; step = undefined; calls = []; break
+        case 'turn/end': turn = undefined; step = undefined; calls = []; break
+        case 'step/start': step = d.step; break
+        case 'step/end': step = undefined; calls = []; break
+        case 'assistant/message':
+          for (const b of d.content as Array<{ [k: string]: Json }>) {
+            if (b.type !== 'tool-call' || typeof b.id !== 'string') continue
+            const fresh = { id: b.id, step: d.step!, host: e.seq, callSeq: -1, open: true }
+            const i = calls.findIndex(c => c.id === b.id)
+            if (i >= 0) calls[i] = fresh
+            else calls.push(fresh)
+          }
+          break
+        case 'tool/call': {
+          const c = calls.find(c => c.id === d.callId)
+          if (c !== undefined && c.open) c.callSeq = e.seq
+          break
+        }
+        case 'tool/result': {
+          const c = calls.find(c => c.id === d.callId)
+          if (c !== undefined) c.open = false
+          break
+        }
+      }
+    }
+    if (turn === undefined || this.log.length === 0) return []
+    const last = this.log[this.log.length - 1]!
+    let seq = last.seq + 1
+    const out: Candidate[] = []
+    const add = (type: string, data: Json, op: Op, sources: number[] | null) => {
+      out.push({ type, seq: seq++, time: last.time, dataText: JSON.stringify(data), op, sources })
+    }
+    for (const c of calls) {
+      if (!c.open || !this.surface.includes(c.host)) continue
+      add('tool/result', {
+        turn, step: c.step, callId: c.id,
+        content: [{ type: 'text', text: 'Tool call interrupted by a crash; no result was recorded.' }],
+        isError: true, error: { name: 'InterruptedError', code: 'interrupted' },
+      }, { kind: 'append' }, c.callSeq >= 0 ? [c.callSeq] : null)
+    }
+    if (step !== undefined) add('step/end', { turn, step }, { kind: 'none' }, null)
+    add('turn/end', { turn, reason: { kind: 'interrupted' } }, { kind: 'none' }, null)
+    return out
+  }
+}
+
+function toCandidate(e: Stored): Candidate {
+  return { type: e.type, seq: e.seq, time: e.time, dataText: JSON.stringify(e.data), op: e.op, sources: e.sources }
+}
+
+function wire(e: Stored): Json {
+  const out: { [k: string]: Json } = { type: e.type, seq: e.seq, time: e.time, data: e.data }
+  if (e.sources !== null) out.sourceEventSeqs = e.sources
+  if (e.op.kind === 'append') out.surfaceOp = 'append'
+  if (e.op.kind === 'replace') out.surfaceOp = { op: 'replace', start: e.op.start, end: e.op.end }
+  return out
+}
+
+// ---- the protocol ----
+
+interface Step {
+  op: string
+  type?: string
+  time?: number
+  dataText?: string
+  dataBase64?: string
+  surfaceOp?: Json
+  sourceEventSeqs?: Json
+  lines?: string[]
+  boundary?: number
+  continue?: boolean
+  seq?: number
+}
+
+let session = new Session()
+
+function state(result: { [k: string]: Json }): { [k: string]: Json } {
+  return { ...result, surface: session.surface, messages: session.messages() }
+}
+
+function doStep(s: Step): { [k: string]: Json } {
+  switch (s.op) {
+    case 'append': {
+      let dataText: string | null = s.dataText ?? null
+      if (s.dataBase64 !== undefined) {
+        try {
+          dataText = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(s.dataBase64, 'base64'))
+        } catch {
+          dataText = null
+        }
+      }
+      const e = session.append({
+        type: s.type ?? '', seq: session.log.length, time: s.time ?? 0, dataText,
+        op: decodeOp(s.surfaceOp), sources: decodeSources(s.sourceEventSeqs),
+      })
+      return state({ event: wire(e) })
+    }
+    case 'seed': {
+      const events = (s.lines ?? []).map(decodeLine)
+      session = Session.seed(events)
+      return state({})
+    }
+    case 'fork': {
+      const child = session.fork(s.boundary ?? -1)
+      if (s.continue) session = child
+      return state({})
+    }
+    case 'provenance':
+      return { seqs: session.provenance(s.seq ?? -1) }
+    case 'repair': {
+      const closers = session.closers().map(c => wire(session.append(c)))
+      return state({ closers })
+    }
+  }
+  throw new Reject('unsupported', s.op)
+}
+
+function answer(msg: Json): void {
+  process.stdout.write(JSON.stringify(msg) + '\n')
+}
+
+const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity })
+rl.on('line', line => {
+  const req = JSON.parse(line) as { type: string; step?: Step }
+  switch (req.type) {
+    case 'hello':
+      answer({ type: 'hello', protocol: 1, name: 'surface-ts', version: '0.1.0', features: ['core', 'repair'] })
+      break
+    case 'reset':
+      session = new Session()
+      answer({ type: 'ok' })
+      break
+    case 'step':
+      try {
+        answer({ type: 'result', result: doStep(req.step!) })
+      } catch (e) {
+        if (e instanceof Reject && e.code === 'unsupported') answer({ type: 'unsupported', reason: e.message })
+        else if (e instanceof Reject) answer({ type: 'result', result: { error: e.code } })
+        else {
+          process.stderr.write(`testee bug: ${(e as Error).stack}\n`)
+          answer({ type: 'result', result: { error: 'internal' } })
+        }
+      }
+      break
+    case 'bye':
+      rl.close()
+      break
+  }
+})

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs the conformance suite against every testee shipped in the repo:
+# the real ones (built-in implementation, model, the Go testee over the
+# protocol, the TypeScript testee) must pass, and every mutant testee (the
+# Go implementation built with one deliberately broken rule, see
+# internal/mutant) must fail. Prints, for each mutant, the vector that
+# caught it. Exits non-zero if a real testee fails or a mutant passes.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+go build -o "$bin/conformance" ./cmd/conformance || exit 2
+go build -tags surface_mutant -o "$bin/mutant-testee" ./cmd/conformance || exit 2
+(cd conformance/testees/ts && npm ci --no-audit --no-fund --silent && npx tsc -p .) || exit 2
+
+status=0
+real() {
+  local name=$1; shift
+  if out=$("$bin/conformance" run "$@" 2>&1); then
+    echo "PASS  $name: $(printf '%s\n' "$out" | grep -E '^[0-9]+ vectors:')"
+  else
+    echo "FAIL  $name (a real testee must pass)"; printf '%s\n' "$out" | tail -30; status=1
+  fi
+}
+real "built-in implementation" 
+real "model" --model
+real "Go testee over the protocol" --exec "$bin/conformance testee"
+real "TypeScript testee" --exec "node conformance/testees/ts/dist/testee.js"
+
+for m in half_open no_coverage_check no_reversed_check stale_cache delta_off_by_one no_marker_check no_seq_check source_self_allowed empty_assistant_message; do
+  report=$(SURFACE_MUTANT=$m "$bin/conformance" run --exec "$bin/mutant-testee testee" --format json 2>/dev/null)
+  code=$?
+  first=$(printf '%s' "$report" | grep -m1 -B1 '"status": "fail"' | grep -o '"id": "[^"]*"' | cut -d'"' -f4)
+  fails=$(printf '%s' "$report" | grep -c '"status": "fail"')
+  if [ "$code" -eq 1 ] && [ -n "$first" ]; then
+    echo "CAUGHT mutant $m: $fails vectors fail, first $first"
+  else
+    echo "MISSED mutant $m (exit $code)"; status=1
+  fi
+done
+exit $status
