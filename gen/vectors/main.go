@@ -248,7 +248,9 @@ var alphabet = []func(st ops.State) ops.Step{
 		return ap(event.TypeUserMessage, user, &event.Intent{Op: event.Replace(st.Surface[0], st.Surface[0])})
 	},
 	func(ops.State) ops.Step { return ap(event.TypeUserMessage, user, nil) },
-	func(st ops.State) ops.Step { return ops.Step{Kind: ops.KindFork, Boundary: int64(len(st.Events)) - 1, Continue: true} },
+	func(st ops.State) ops.Step {
+		return ops.Step{Kind: ops.KindFork, Boundary: int64(len(st.Events)) - 1, Continue: true}
+	},
 	func(st ops.State) ops.Step { return ops.Step{Kind: ops.KindProvenance, Seq: int64(len(st.Events)) - 1} },
 	func(st ops.State) ops.Step { return ops.Step{Kind: ops.KindSeed, Events: st.Events} },
 }
