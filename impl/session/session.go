@@ -21,6 +21,7 @@ type Option func(*config)
 type config struct {
 	clock      func() int64
 	writeAhead func(event.Event) error
+	trace      *tracer
 }
 
 // WithWriteAhead makes every append call write with the accepted event
@@ -89,6 +90,15 @@ func Seed(events []event.Event, opts ...Option) (*Session, error) {
 			return nil, err
 		}
 		s.log = append(s.log, e)
+		if s.cfg.trace != nil {
+			s.traceEvent(&s.log[len(s.log)-1])
+		}
+	}
+	if s.cfg.trace != nil {
+		if err := s.mgr.Sync(s.log); err != nil {
+			return nil, err
+		}
+		s.cfg.trace.write(traceLine{Action: "seed", Surface: s.surfaceNow()})
 	}
 	return s, nil
 }
@@ -157,6 +167,9 @@ func (s *Session) commit(e event.Event) (event.Event, error) {
 		}
 	}
 	s.log = append(s.log, e)
+	if s.cfg.trace != nil {
+		s.traceEvent(&e)
+	}
 	return e, nil
 }
 
@@ -175,6 +188,9 @@ func (s *Session) Repair() ([]event.Event, error) {
 			return closers[:i], err
 		}
 		closers[i] = stored
+	}
+	if s.cfg.trace != nil {
+		s.cfg.trace.write(traceLine{Action: "repair", Surface: s.surfaceNow()})
 	}
 	return closers, nil
 }
@@ -306,8 +322,8 @@ func (s *Session) Provenance(seq int64) ([]int64, error) {
 
 // Fork returns a new session seeded with the events 0..boundary of this
 // one (SURF-24). The boundary event must exist and be a turn/end. The new
-// session has this session's options except WithWriteAhead; this session
-// is unchanged.
+// session has this session's options except WithWriteAhead and WithTrace;
+// this session is unchanged.
 func (s *Session) Fork(boundary int64) (*Session, error) {
 	s.mu.Lock()
 	if boundary < 0 || boundary >= int64(len(s.log)) {
@@ -322,6 +338,7 @@ func (s *Session) Fork(boundary int64) (*Session, error) {
 	}
 	prefix := s.log[: boundary+1 : boundary+1]
 	s.mu.Unlock()
-	// The child does not inherit the parent's write-ahead: it is a new log.
-	return Seed(prefix, append(slices.Clone(s.opts), WithWriteAhead(nil))...)
+	// The child does not inherit the parent's write-ahead or trace: it is a
+	// new log.
+	return Seed(prefix, append(slices.Clone(s.opts), WithWriteAhead(nil), func(c *config) { c.trace = nil })...)
 }

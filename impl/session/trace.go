@@ -1,0 +1,122 @@
+package session
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/surfacelog/surface/impl/event"
+)
+
+// WithTrace makes the session write an NDJSON trace of its actions and the
+// surface after each, for trace validation against tla/TraceSurface.tla.
+// Each accepted event is one "append" line; a seed ends with a "seed" line
+// and a repair with a "repair" line. Events are abstracted as the TLA+
+// spec sees them: t is user (any message node but the two below), asst,
+// result, call (tool/call), tstart, tend or other; call numbers tool-call
+// ids in order of first appearance. With no trace (the default) the cost
+// is one nil check per append.
+func WithTrace(w io.Writer) Option {
+	return func(c *config) { c.trace = &tracer{w: w, calls: map[string]int{}} }
+}
+
+type tracer struct {
+	w     io.Writer
+	calls map[string]int
+	err   error
+}
+
+type traceLine struct {
+	Action  string  `json:"action"`
+	T       string  `json:"t"`
+	Op      string  `json:"op"`
+	Start   int64   `json:"start"`
+	End     int64   `json:"end"`
+	Src     []int64 `json:"src"`
+	Call    int     `json:"call"`
+	Surface []int64 `json:"surface"`
+}
+
+func (t *tracer) callID(id string) int {
+	if n, ok := t.calls[id]; ok {
+		return n
+	}
+	t.calls[id] = len(t.calls) + 1
+	return t.calls[id]
+}
+
+func (t *tracer) write(l traceLine) {
+	if t.err != nil {
+		return
+	}
+	if l.Op == "" {
+		l.Op = "none"
+	}
+	if l.Src == nil {
+		l.Src = []int64{}
+	}
+	if l.Surface == nil {
+		l.Surface = []int64{}
+	}
+	b, _ := json.Marshal(l)
+	_, t.err = t.w.Write(append(b, '\n'))
+}
+
+func (t *tracer) event(e *event.Event, surface []int64) {
+	l := traceLine{Action: "append", Src: e.Sources, Surface: surface, Op: "none"}
+	switch e.Op.Kind {
+	case event.OpAppend:
+		l.Op = "append"
+	case event.OpReplace:
+		l.Op, l.Start, l.End = "replace", e.Op.Start, e.Op.End
+	}
+	stringOf := func(name string) string {
+		raw, _ := event.ObjectMember(e.Data, name)
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		return s
+	}
+	switch e.Type {
+	case event.TypeAssistantMessage:
+		l.T = "asst"
+		content, _ := event.ObjectMember(e.Data, "content")
+		for _, b := range event.ArrayElements(content) {
+			if ty, _ := event.ObjectMember(b, "type"); string(ty) == `"tool-call"` {
+				raw, _ := event.ObjectMember(b, "id")
+				var id string
+				_ = json.Unmarshal(raw, &id)
+				l.Call = t.callID(id) // the spec's assistant registers one call
+			}
+		}
+	case event.TypeToolResult:
+		l.T, l.Call = "result", t.callID(stringOf("callId"))
+	case event.TypeToolCall:
+		l.T, l.Call = "call", t.callID(stringOf("callId"))
+	case event.TypeTurnStart:
+		l.T = "tstart"
+	case event.TypeTurnEnd:
+		l.T = "tend"
+	default:
+		l.T = "other"
+		if event.IsSurface(e.Type) {
+			l.T = "user"
+		}
+	}
+	t.write(l)
+}
+
+// traceEvent records the event just committed. Caller holds s.mu.
+func (s *Session) traceEvent(e *event.Event) {
+	if err := s.mgr.Sync(s.log); err != nil {
+		return
+	}
+	s.cfg.trace.event(e, s.surfaceNow())
+}
+
+// surfaceNow lists the surface by walking the list. Caller holds s.mu.
+func (s *Session) surfaceNow() []int64 {
+	out := make([]int64, 0, s.mgr.Len())
+	for n := s.mgr.Head(); n != nil; n = n.Next() {
+		out = append(out, n.Seq())
+	}
+	return out
+}
