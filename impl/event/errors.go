@@ -36,7 +36,12 @@ type Error struct {
 }
 
 // Unwrap returns the underlying error.
-func (e *Error) Unwrap() error { return e.Cause }
+func (e *Error) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Cause
+}
 
 // Errorf builds an *Error for the event at seq.
 func Errorf(code Code, seq int64, format string, args ...any) *Error {
@@ -44,6 +49,9 @@ func Errorf(code Code, seq int64, format string, args ...any) *Error {
 }
 
 func (e *Error) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	var b strings.Builder
 	b.WriteString(string(e.Code))
 	if e.Index >= 0 {
@@ -63,7 +71,7 @@ func (e *Error) Error() string {
 // Is reports whether target is e's Code, so errors.Is matches by code.
 func (e *Error) Is(target error) bool {
 	c, ok := target.(Code)
-	return ok && c == e.Code
+	return ok && e != nil && c == e.Code
 }
 
 // CodeOf returns the code of err, or "" when err is nil or carries no code.
@@ -73,6 +81,9 @@ func CodeOf(err error) Code {
 	}
 	var e *Error
 	if errors.As(err, &e) {
+		if e == nil { // a nil *Error in a non-nil error interface
+			return ""
+		}
 		return e.Code
 	}
 	var c Code
