@@ -1,0 +1,202 @@
+// Command benchreport turns the output of the session benchmarks
+// (go test ./impl/session -bench . -benchmem) into a table of ns/op and
+// allocs/op versus session size, impl beside model with their ratio, and
+// an SVG plot of the growth curves (log-log).
+//
+//	go test ./impl/session -run '^$' -bench . -benchmem | tee bench.txt
+//	go run ./cmd/benchreport -svg bench.svg < bench.txt
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// point is one benchmark result.
+type point struct {
+	bench  string // AppendDerive, Derive, Replace/k=100, ...
+	kind   string // impl or model
+	size   int
+	ns     float64
+	allocs float64
+	bytes  float64
+}
+
+var line = regexp.MustCompile(`^Benchmark(\w+)/(impl|model)/(\d+)(/k=\d+)?(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(.*)$`)
+
+func parse(r io.Reader) []point {
+	var out []point
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		m := line.FindStringSubmatch(strings.TrimSpace(sc.Text()))
+		if m == nil {
+			continue
+		}
+		p := point{bench: m[1] + m[4], kind: m[2]}
+		p.size, _ = strconv.Atoi(m[3])
+		p.ns, _ = strconv.ParseFloat(m[5], 64)
+		if a := regexp.MustCompile(`([\d.]+) allocs/op`).FindStringSubmatch(m[6]); a != nil {
+			p.allocs, _ = strconv.ParseFloat(a[1], 64)
+		}
+		if a := regexp.MustCompile(`([\d.]+) B/op`).FindStringSubmatch(m[6]); a != nil {
+			p.bytes, _ = strconv.ParseFloat(a[1], 64)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func benches(ps []point) []string {
+	set := map[string]bool{}
+	for _, p := range ps {
+		set[p.bench] = true
+	}
+	var out []string
+	for b := range set {
+		out = append(out, b)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func find(ps []point, bench, kind string, size int) *point {
+	for i := range ps {
+		if ps[i].bench == bench && ps[i].kind == kind && ps[i].size == size {
+			return &ps[i]
+		}
+	}
+	return nil
+}
+
+func sizes(ps []point, bench string) []int {
+	set := map[int]bool{}
+	for _, p := range ps {
+		if p.bench == bench {
+			set[p.size] = true
+		}
+	}
+	var out []int
+	for s := range set {
+		out = append(out, s)
+	}
+	sort.Ints(out)
+	return out
+}
+
+func human(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return fmt.Sprintf("%.2f s", ns/1e9)
+	case ns >= 1e6:
+		return fmt.Sprintf("%.2f ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.2f µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.1f ns", ns)
+}
+
+func table(w io.Writer, ps []point) {
+	for _, b := range benches(ps) {
+		fmt.Fprintf(w, "\n%s\n\n| events | impl | impl allocs/op | model | model allocs/op | model / impl |\n| ---: | ---: | ---: | ---: | ---: | ---: |\n", b)
+		for _, n := range sizes(ps, b) {
+			im, mo := find(ps, b, "impl", n), find(ps, b, "model", n)
+			cell := func(p *point) (string, string) {
+				if p == nil {
+					return "-", "-"
+				}
+				return human(p.ns), strconv.FormatFloat(p.allocs, 'f', -1, 64)
+			}
+			a, aa := cell(im)
+			c, ca := cell(mo)
+			ratio := "-"
+			if im != nil && mo != nil && im.ns > 0 {
+				ratio = fmt.Sprintf("%.0fx", mo.ns/im.ns)
+			}
+			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s |\n", n, a, aa, c, ca, ratio)
+		}
+		if im0, im1 := find(ps, b, "impl", 1000), find(ps, b, "impl", 1000000); im0 != nil && im1 != nil {
+			fmt.Fprintf(w, "\nimpl at 1e6 / impl at 1e3: %.2fx\n", im1.ns/im0.ns)
+		}
+	}
+}
+
+// svg draws one log-log panel per benchmark: ns/op against events.
+func svg(w io.Writer, ps []point) {
+	bs := benches(ps)
+	const pw, ph, cols = 360, 240, 3
+	rows := (len(bs) + cols - 1) / cols
+	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">`+"\n", cols*pw, rows*ph+30)
+	fmt.Fprintf(w, `<rect width="100%%" height="100%%" fill="white"/><text x="10" y="18" font-size="14">ns/op against session size (log-log): impl (blue) and model (red)</text>`+"\n")
+	for i, b := range bs {
+		x0, y0 := float64(i%cols*pw)+50, float64(i/cols*ph)+40
+		wid, hei := float64(pw)-70, float64(ph)-70
+		minN, maxN, minT, maxT := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+		for _, p := range ps {
+			if p.bench == b {
+				minN, maxN = math.Min(minN, float64(p.size)), math.Max(maxN, float64(p.size))
+				minT, maxT = math.Min(minT, p.ns), math.Max(maxT, p.ns)
+			}
+		}
+		lx := func(n float64) float64 {
+			if maxN == minN {
+				return x0 + wid/2
+			}
+			return x0 + wid*(math.Log10(n)-math.Log10(minN))/(math.Log10(maxN)-math.Log10(minN))
+		}
+		lo, hi := math.Floor(math.Log10(minT)), math.Ceil(math.Log10(maxT))
+		if hi == lo {
+			hi++
+		}
+		ly := func(t float64) float64 { return y0 + hei - hei*(math.Log10(t)-lo)/(hi-lo) }
+		fmt.Fprintf(w, `<text x="%.0f" y="%.0f" font-size="12" font-weight="bold">%s</text>`+"\n", x0, y0-8, b)
+		fmt.Fprintf(w, `<rect x="%.0f" y="%.0f" width="%.0f" height="%.0f" fill="none" stroke="#999"/>`+"\n", x0, y0, wid, hei)
+		for e := lo; e <= hi; e++ {
+			fmt.Fprintf(w, `<text x="%.0f" y="%.0f" text-anchor="end">1e%.0f</text><line x1="%.0f" x2="%.0f" y1="%.0f" y2="%.0f" stroke="#eee"/>`+"\n", x0-4, ly(math.Pow(10, e))+4, e, x0, x0+wid, ly(math.Pow(10, e)), ly(math.Pow(10, e)))
+		}
+		for _, n := range sizes(ps, b) {
+			fmt.Fprintf(w, `<text x="%.0f" y="%.0f" text-anchor="middle">%g</text>`+"\n", lx(float64(n)), y0+hei+14, float64(n))
+		}
+		for _, kind := range []string{"impl", "model"} {
+			color := map[string]string{"impl": "#1f5fbf", "model": "#c0392b"}[kind]
+			var pts []string
+			for _, n := range sizes(ps, b) {
+				if p := find(ps, b, kind, n); p != nil {
+					pts = append(pts, fmt.Sprintf("%.1f,%.1f", lx(float64(n)), ly(p.ns)))
+					fmt.Fprintf(w, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", lx(float64(n)), ly(p.ns), color)
+				}
+			}
+			if len(pts) > 1 {
+				fmt.Fprintf(w, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>`+"\n", strings.Join(pts, " "), color)
+			}
+		}
+	}
+	fmt.Fprintln(w, "</svg>")
+}
+
+func main() {
+	out := flag.String("svg", "", "write the plot to this SVG file")
+	flag.Parse()
+	ps := parse(os.Stdin)
+	if len(ps) == 0 {
+		fmt.Fprintln(os.Stderr, "benchreport: no benchmark lines on stdin")
+		os.Exit(2)
+	}
+	table(os.Stdout, ps)
+	if *out != "" {
+		f, err := os.Create(*out)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		svg(f, ps)
+		f.Close()
+	}
+}
