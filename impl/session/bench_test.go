@@ -80,20 +80,47 @@ func sideFuncs(s any) (traffic.Session, func() int) {
 	panic("unknown side")
 }
 
+// fresh returns a new session of the given kind seeded with the log of n
+// events (not cached: the caller grows it).
+func fresh(b *testing.B, kind string, n int) (traffic.Session, func() int) {
+	if kind == "impl" {
+		s, err := session.Seed(logOf(b, n))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return sideFuncs(s)
+	}
+	s, err := model.SeedSession(logOf(b, n), func() int64 { return 0 })
+	if err != nil {
+		b.Fatal(err)
+	}
+	return sideFuncs(s)
+}
+
 // BenchmarkAppendDerive: append one event of traffic, then derive the
-// messages, as an agent loop does before each model call.
+// messages, as an agent loop does before each model call. The session is
+// seeded again (untimed) whenever it has doubled, so it stays between n
+// and 2n events.
 func BenchmarkAppendDerive(b *testing.B) {
 	for _, kind := range []string{"impl", "model"} {
 		for _, n := range sizes {
 			b.Run(fmt.Sprintf("%s/%d", kind, n), func(b *testing.B) {
-				s, derive := side(b, kind, n)
+				s, derive := fresh(b, kind, n)
 				g := traffic.New(s)
+				appended := 0
 				b.ReportAllocs()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
+					if appended == n {
+						b.StopTimer()
+						s, derive = fresh(b, kind, n)
+						g, appended = traffic.New(s), 0
+						b.StartTimer()
+					}
 					if _, err := g.Next(); err != nil {
 						b.Fatal(err)
 					}
+					appended++
 					derive()
 				}
 			})
@@ -119,41 +146,71 @@ func BenchmarkDerive(b *testing.B) {
 }
 
 // BenchmarkReplace: replace a range of k surface nodes by one node whose
-// sources cover them. The k nodes are appended (untimed) before each
-// replace; only the replace and the derive after it are timed.
+// sources cover them (a tool-result prune or a compaction). Before each
+// replace, k fresh nodes are appended untimed; only the replace is timed.
+// The implementation's session is seeded again (untimed) whenever it has
+// grown by n events, so it stays between n and 2n (+k) events; the model
+// is seeded per operation from the log plus the k nodes.
 func BenchmarkReplace(b *testing.B) {
 	user := []byte(`{"content":[{"type":"text","text":"x"}],"source":{"kind":"user"}}`)
+	summary := []byte(`{"content":[],"source":{"kind":"prune"}}`)
 	for _, kind := range []string{"impl", "model"} {
 		for _, n := range sizes {
 			for _, k := range []int{1, 100, 10_000} {
-				if kind == "model" && (n > 100_000 || k > 100) {
-					continue // minutes per operation; the shape is clear from the smaller ones
+				if kind == "model" && (n > 10_000 || k > 100) {
+					continue // seconds to minutes per operation; the shape is clear from the smaller ones
 				}
 				b.Run(fmt.Sprintf("%s/%d/k=%d", kind, n, k), func(b *testing.B) {
-					s, derive := side(b, kind, n)
+					var s traffic.Session
+					var extended []event.Event
+					if kind == "model" {
+						ms, _ := fresh(b, "impl", n)
+						for j := 0; j < k; j++ {
+							ms.Append(event.TypeUserMessage, user, &event.Intent{Op: event.Append()})
+						}
+						extended = ms.(*session.Session).Events()
+					} else {
+						s, _ = fresh(b, kind, n)
+					}
+					grown := 0
 					b.ReportAllocs()
 					b.ResetTimer()
 					for i := 0; i < b.N; i++ {
 						b.StopTimer()
 						var first, last int64
 						sources := make([]int64, 0, k)
-						for j := 0; j < k; j++ {
-							e, err := s.Append(event.TypeUserMessage, user, &event.Intent{Op: event.Append()})
+						if kind == "model" {
+							ms, err := model.SeedSession(extended, func() int64 { return 0 })
 							if err != nil {
 								b.Fatal(err)
 							}
-							if j == 0 {
-								first = e.Seq
+							s = ms
+							first, last = int64(len(extended)-k), int64(len(extended)-1)
+							for q := first; q <= last; q++ {
+								sources = append(sources, q)
 							}
-							last = e.Seq
-							sources = append(sources, e.Seq)
+						} else {
+							if grown >= n {
+								s, _ = fresh(b, kind, n)
+								grown = 0
+							}
+							for j := 0; j < k; j++ {
+								e, err := s.Append(event.TypeUserMessage, user, &event.Intent{Op: event.Append()})
+								if err != nil {
+									b.Fatal(err)
+								}
+								if j == 0 {
+									first = e.Seq
+								}
+								last = e.Seq
+								sources = append(sources, e.Seq)
+							}
+							grown += k + 1
 						}
-						derive()
 						b.StartTimer()
-						if _, err := s.Append(event.TypeContextMessage, []byte(`{"content":[],"source":{"kind":"prune"}}`), &event.Intent{Op: event.Replace(first, last), Sources: sources}); err != nil {
+						if _, err := s.Append(event.TypeContextMessage, summary, &event.Intent{Op: event.Replace(first, last), Sources: sources}); err != nil {
 							b.Fatal(err)
 						}
-						derive()
 					}
 				})
 			}
