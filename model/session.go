@@ -49,17 +49,9 @@ func (s *Session) Append(t event.Type, data any, intent *event.Intent) (event.Ev
 	e := event.Event{Type: t, Seq: int64(len(s.log)), Time: s.clock(), Data: raw}
 	if intent != nil {
 		e.Op = intent.Op
-		e.Sources = slices.Clone(intent.Sources)
+		e.Sources = intent.Sources
 	}
-	st, err := Derive(append(slices.Clone(s.log), e))
-	if err != nil {
-		if ee, ok := err.(*event.Error); ok {
-			ee.Index = -1
-		}
-		return event.Event{}, err
-	}
-	s.log = st.Log
-	return s.log[len(s.log)-1], nil
+	return s.AppendEvent(e)
 }
 
 // AppendEvent appends a complete event, as session.Session.AppendEvent.

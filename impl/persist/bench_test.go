@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/surfacelog/surface/impl/event"
-	"github.com/surfacelog/surface/impl/session"
 	"github.com/surfacelog/surface/internal/traffic"
 )
 
@@ -94,16 +93,12 @@ func logOfSize(b *testing.B, n int) []event.Event {
 	if l, ok := logs[n]; ok {
 		return l
 	}
-	s := session.New()
-	if err := traffic.New(s).Append(n); err != nil {
+	l, err := traffic.Log(n)
+	if err != nil {
 		b.Fatal(err)
 	}
-	// End on a closed turn, so that resuming changes nothing.
-	if _, err := s.Repair(); err != nil {
-		b.Fatal(err)
-	}
-	logs[n] = s.Events()
-	return logs[n]
+	logs[n] = l
+	return l
 }
 
 // storeOfSize writes a log of n events to a file of the backend, once per
@@ -131,17 +126,7 @@ func storeOfSize(b *testing.B, backend string, n int) string {
 		tx, _ := sq.db.Begin()
 		ins, _ := tx.Prepare(`INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op) VALUES (?, ?, ?, ?, ?, ?, ?)`)
 		for _, e := range events {
-			var src, op any
-			if e.Sources != nil {
-				j, _ := json.Marshal(e.Sources)
-				src = string(j)
-			}
-			switch e.Op.Kind {
-			case event.OpAppend:
-				op = `"append"`
-			case event.OpReplace:
-				op = fmt.Sprintf(`{"op":"replace","start":%d,"end":%d}`, e.Op.Start, e.Op.End)
-			}
+			src, op := markerColumns(&e)
 			ins.Exec("r", e.Seq, string(e.Type), e.Time, string(e.Data), src, op)
 		}
 		if err := tx.Commit(); err != nil {

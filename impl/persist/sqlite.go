@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"strconv"
 	"sync"
@@ -213,21 +212,24 @@ func (s *SQLite) Append(e event.Event) error {
 	if s.closed {
 		return event.Errorf(event.CodePersistClosed, e.Seq, "store %s is closed", s.path)
 	}
-	var sources, op any
-	if e.Sources != nil {
-		b, _ := json.Marshal(e.Sources)
-		sources = string(b)
-	}
-	switch e.Op.Kind {
-	case event.OpAppend:
-		op = `"append"`
-	case event.OpReplace:
-		op = fmt.Sprintf(`{"op":"replace","start":%d,"end":%d}`, e.Op.Start, e.Op.End)
-	}
+	sources, op := markerColumns(&e)
 	if _, err := s.insert.Exec(s.header.ID, e.Seq, string(e.Type), e.Time, string(e.Data), sources, op); err != nil {
 		return ioError(err, "insert event %d", e.Seq)
 	}
 	return nil
+}
+
+// markerColumns returns the source_event_seqs and surface_op columns of e:
+// their wire forms as text, or NULL when absent.
+func markerColumns(e *event.Event) (sources, op any) {
+	if e.Sources != nil {
+		b, _ := json.Marshal(e.Sources)
+		sources = string(b)
+	}
+	if m := event.MarkerJSON(e.Op); m != nil {
+		op = string(m)
+	}
+	return sources, op
 }
 
 // Sync implements Store: a full WAL checkpoint.

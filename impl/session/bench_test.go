@@ -31,15 +31,12 @@ func logOf(b *testing.B, n int) []event.Event {
 	if l, ok := logs[n]; ok {
 		return l
 	}
-	s := session.New()
-	if err := traffic.New(s).Append(n); err != nil {
+	l, err := traffic.Log(n)
+	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := s.Repair(); err != nil {
-		b.Fatal(err)
-	}
-	logs[n] = s.Events()
-	return logs[n]
+	logs[n] = l
+	return l
 }
 
 var (

@@ -9,7 +9,22 @@ import (
 	"strconv"
 
 	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/session"
 )
+
+// Log returns a valid log of n events of traffic, with its last turn
+// closed by repair (so a few events more than n, and resuming it changes
+// nothing).
+func Log(n int) ([]event.Event, error) {
+	s := session.New()
+	if err := New(s).Append(n); err != nil {
+		return nil, err
+	}
+	if _, err := s.Repair(); err != nil {
+		return nil, err
+	}
+	return s.Events(), nil
+}
 
 // Session is what traffic appends to: impl/session.Session, model.Session
 // or a durable session.
