@@ -129,7 +129,7 @@ func objectMembers(b []byte) ([]rawMember, bool) {
 	}
 	res := make([]rawMember, len(members))
 	for i, m := range members {
-		res[i] = rawMember{key: m.key, value: out[m.start:m.end:m.end]}
+		res[i] = rawMember{key: string(m.key), value: out[m.start:m.end:m.end]}
 	}
 	return res, true
 }

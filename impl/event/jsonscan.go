@@ -15,7 +15,7 @@ const maxDepth = 10000
 // member is one member of the top-level data object, as offsets into the
 // compact text.
 type member struct {
-	key        string
+	key        []byte // the key, unescaped (shares the input when it had no escape)
 	start, end int
 }
 
@@ -80,7 +80,7 @@ func (s *scanner) value() bool {
 	case c == '[':
 		return s.array()
 	case c == '"':
-		_, ok := s.str()
+		_, ok := s.str(false)
 		return ok
 	case c == 't':
 		return s.lit("true")
@@ -120,7 +120,8 @@ func (s *scanner) object() bool {
 	s.pos++
 	s.out = append(s.out, '{')
 	s.ws()
-	var keys []string
+	var keyBuf [8][]byte
+	keys := keyBuf[:0] // small objects: no allocation
 	var keySet map[string]struct{}
 	if s.pos < len(s.in) && s.in[s.pos] == '}' {
 		s.pos++
@@ -133,29 +134,30 @@ func (s *scanner) object() bool {
 		if s.pos >= len(s.in) || s.in[s.pos] != '"' {
 			return s.fail("expected an object key")
 		}
-		key, ok := s.str()
+		check := !s.lenient || top
+		key, ok := s.str(check)
 		if !ok {
 			return false
 		}
 		// Duplicate keys are not lossless: readers disagree on which wins.
-		if s.lenient && !top {
+		if !check {
 			// syntax only
 		} else if keySet != nil {
-			if _, dup := keySet[key]; dup {
-				return s.fail("duplicate object key " + strconv.Quote(key))
+			if _, dup := keySet[string(key)]; dup {
+				return s.fail("duplicate object key " + strconv.Quote(string(key)))
 			}
-			keySet[key] = struct{}{}
+			keySet[string(key)] = struct{}{}
 		} else {
 			for _, k := range keys {
-				if k == key {
-					return s.fail("duplicate object key " + strconv.Quote(key))
+				if string(k) == string(key) {
+					return s.fail("duplicate object key " + strconv.Quote(string(key)))
 				}
 			}
 			keys = append(keys, key)
 			if len(keys) > 16 {
 				keySet = make(map[string]struct{}, 32)
 				for _, k := range keys {
-					keySet[k] = struct{}{}
+					keySet[string(k)] = struct{}{}
 				}
 			}
 		}
@@ -229,9 +231,10 @@ func (s *scanner) array() bool {
 	}
 }
 
-// str scans a string token, copies it to out verbatim and returns its
-// decoded value.
-func (s *scanner) str() (string, bool) {
+// str scans a string token and copies it to out verbatim. With decode, it
+// also returns its value: the input's bytes when the token has no escape,
+// a decoded copy otherwise.
+func (s *scanner) str(decode bool) ([]byte, bool) {
 	start := s.pos
 	s.pos++ // opening quote
 	escaped := false
@@ -242,43 +245,46 @@ func (s *scanner) str() (string, bool) {
 			s.pos++
 			raw := s.in[start:s.pos]
 			s.out = append(s.out, raw...)
+			if !decode {
+				return nil, true
+			}
 			if !escaped {
-				return string(raw[1 : len(raw)-1]), true
+				return raw[1 : len(raw)-1 : len(raw)-1], true
 			}
 			var v string
 			if err := json.Unmarshal(raw, &v); err != nil {
-				return "", s.fail("invalid string")
+				return nil, s.fail("invalid string")
 			}
-			return v, true
+			return []byte(v), true
 		case c == '\\':
 			escaped = true
 			if s.pos+1 >= len(s.in) {
-				return "", s.fail("unexpected end of JSON")
+				return nil, s.fail("unexpected end of JSON")
 			}
 			switch s.in[s.pos+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				s.pos += 2
 			case 'u':
 				if s.pos+6 > len(s.in) || !isHex4(s.in[s.pos+2:s.pos+6]) {
-					return "", s.fail("invalid \\u escape")
+					return nil, s.fail("invalid \\u escape")
 				}
 				s.pos += 6
 			default:
-				return "", s.fail("invalid escape")
+				return nil, s.fail("invalid escape")
 			}
 		case c < 0x20:
-			return "", s.fail("control character in string")
+			return nil, s.fail("control character in string")
 		case c < utf8.RuneSelf || s.lenient:
 			s.pos++
 		default:
 			r, size := utf8.DecodeRune(s.in[s.pos:])
 			if r == utf8.RuneError && size == 1 {
-				return "", s.fail("invalid UTF-8")
+				return nil, s.fail("invalid UTF-8")
 			}
 			s.pos += size
 		}
 	}
-	return "", s.fail("unterminated string")
+	return nil, s.fail("unterminated string")
 }
 
 func isHex4(b []byte) bool {

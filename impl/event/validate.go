@@ -142,7 +142,7 @@ func checkShape(spec *TypeSpec, data []byte, members []member) string {
 
 func findMember(data []byte, members []member, name string) ([]byte, bool) {
 	for _, m := range members {
-		if m.key == name {
+		if string(m.key) == name {
 			return data[m.start:m.end], true
 		}
 	}
