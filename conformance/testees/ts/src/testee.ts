@@ -3,10 +3,12 @@
 // spec/events.json) and speaks the testee protocol of spec/PROTOCOL.md:
 // newline-delimited JSON on stdin and stdout, logs on stderr.
 //
-// Features: core and repair. crash_reopen (persist) is not supported; the
-// runner skips those vectors.
+// Features: core, repair and persist (crash_reopen writes the log to a
+// JSONL file with a session header, drops the session, reads the file back
+// through the seed path and repairs it).
 
 import * as fs from 'node:fs'
+import * as os from 'node:os'
 import * as path from 'node:path'
 import * as readline from 'node:readline'
 
@@ -474,6 +476,26 @@ function doStep(s: Step): { [k: string]: Json } {
       const closers = session.closers().map(c => wire(session.append(c)))
       return state({ closers })
     }
+    case 'crash_reopen': {
+      // Persist (STORE-1), lose the memory, load through the seed path
+      // (STORE-3), repair (STORE-7).
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'surface-ts-'))
+      const file = path.join(dir, 'session.jsonl')
+      try {
+        const lines = [JSON.stringify({ type: 'session', version: 0, id: 'ts', createdAt: 0 })]
+        for (const e of session.log) lines.push(JSON.stringify(wire(e)))
+        fs.writeFileSync(file, lines.join('\n') + '\n')
+        session = new Session()
+        const stored = fs.readFileSync(file, 'utf8').split('\n').filter(l => l !== '')
+        const header = JSON.parse(stored[0]!) as { type: string; version: number }
+        if (header.type !== 'session' || header.version !== 0) reject('persist.format_version')
+        session = Session.seed(stored.slice(1).map(decodeLine))
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+      const closers = session.closers().map(c => wire(session.append(c)))
+      return state({ closers })
+    }
   }
   throw new Reject('unsupported', s.op)
 }
@@ -487,7 +509,7 @@ rl.on('line', line => {
   const req = JSON.parse(line) as { type: string; step?: Step }
   switch (req.type) {
     case 'hello':
-      answer({ type: 'hello', protocol: 1, name: 'surface-ts', version: '0.1.0', features: ['core', 'repair'] })
+      answer({ type: 'hello', protocol: 1, name: 'surface-ts', version: '0.1.0', features: ['core', 'repair', 'persist'] })
       break
     case 'reset':
       session = new Session()
