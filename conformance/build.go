@@ -251,3 +251,22 @@ func (c *coverage) messages(st ops.State) {
 		}
 	}
 }
+
+// Coverage counts, for each rule, the vectors that cover it, and for each
+// error code, the vectors in which some step expects it.
+func Coverage(vectors []Vector) (rules, codes map[string]int) {
+	rules, codes = map[string]int{}, map[string]int{}
+	for _, v := range vectors {
+		for _, r := range v.Rules {
+			rules[r]++
+		}
+		seen := map[string]bool{}
+		for _, s := range v.Steps {
+			if s.Expect != nil && s.Expect.Error != "" && !seen[s.Expect.Error] {
+				seen[s.Expect.Error] = true
+				codes[s.Expect.Error]++
+			}
+		}
+	}
+	return rules, codes
+}

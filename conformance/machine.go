@@ -60,11 +60,7 @@ func (m *Machine) state(r Result) Result {
 	st := m.d.State()
 	surface := append([]int64{}, st.Surface...)
 	r.Surface = &surface
-	msgs := st.Messages
-	if msgs == nil {
-		msgs = nil
-	}
-	b, _ := json.Marshal(msgs)
+	b, _ := json.Marshal(st.Messages)
 	if string(b) == "null" {
 		b = []byte("[]")
 	}
@@ -121,21 +117,14 @@ func (m *Machine) do(s Step) (Result, error) {
 		}
 		p = append([]int64{}, p...)
 		return Result{Seqs: &p}, nil
-	case "repair":
-		closers, err := m.d.Repair()
-		if err != nil {
-			return Result{}, err
+	case "repair", "crash_reopen":
+		var closers []event.Event
+		var err error
+		if s.Op == "crash_reopen" && m.persist {
+			closers, err = m.crashReopen()
+		} else { // the model has no store: its crash_reopen is a repair
+			closers, err = m.d.Repair()
 		}
-		return m.state(closersResult(closers)), nil
-	case "crash_reopen":
-		if !m.persist {
-			closers, err := m.d.Repair()
-			if err != nil {
-				return Result{}, err
-			}
-			return m.state(closersResult(closers)), nil
-		}
-		closers, err := m.crashReopen()
 		if err != nil {
 			return Result{}, err
 		}

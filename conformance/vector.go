@@ -73,7 +73,7 @@ type Result struct {
 	Messages json.RawMessage `json:"messages,omitempty"`
 }
 
-// Features returns the features a step needs.
+// Feature returns the feature a step needs.
 func (s Step) Feature() string {
 	switch s.Op {
 	case "repair":

@@ -30,7 +30,11 @@ type point struct {
 	bytes  float64
 }
 
-var line = regexp.MustCompile(`^Benchmark(\w+)/(impl|model)/(\d+)(/k=\d+)?(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(.*)$`)
+var (
+	line      = regexp.MustCompile(`^Benchmark(\w+)/(impl|model)/(\d+)(/k=\d+)?(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(.*)$`)
+	allocsPer = regexp.MustCompile(`([\d.]+) allocs/op`)
+	bytesPer  = regexp.MustCompile(`([\d.]+) B/op`)
+)
 
 func parse(r io.Reader) []point {
 	var out []point
@@ -43,10 +47,10 @@ func parse(r io.Reader) []point {
 		p := point{bench: m[1] + m[4], kind: m[2]}
 		p.size, _ = strconv.Atoi(m[3])
 		p.ns, _ = strconv.ParseFloat(m[5], 64)
-		if a := regexp.MustCompile(`([\d.]+) allocs/op`).FindStringSubmatch(m[6]); a != nil {
+		if a := allocsPer.FindStringSubmatch(m[6]); a != nil {
 			p.allocs, _ = strconv.ParseFloat(a[1], 64)
 		}
-		if a := regexp.MustCompile(`([\d.]+) B/op`).FindStringSubmatch(m[6]); a != nil {
+		if a := bytesPer.FindStringSubmatch(m[6]); a != nil {
 			p.bytes, _ = strconv.ParseFloat(a[1], 64)
 		}
 		out = append(out, p)

@@ -220,19 +220,7 @@ func coverageCmd(stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	rules, codes := map[string]int{}, map[string]int{}
-	for _, v := range vectors {
-		for _, r := range v.Rules {
-			rules[r]++
-		}
-		seen := map[string]bool{}
-		for _, s := range v.Steps {
-			if s.Expect != nil && s.Expect.Error != "" && !seen[s.Expect.Error] {
-				seen[s.Expect.Error] = true
-				codes[s.Expect.Error]++
-			}
-		}
-	}
+	rules, codes := conformance.Coverage(vectors)
 	fmt.Fprintf(stdout, "%d vectors\n\n| rule | level | vectors |\n| --- | --- | --- |\n", len(vectors))
 	for _, r := range spec.Rules() {
 		fmt.Fprintf(stdout, "| %s (%s) | %s | %d |\n", r.ID, r.Title, r.Level, rules[r.ID])

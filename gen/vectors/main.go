@@ -51,20 +51,7 @@ func main() {
 }
 
 func report(all []conformance.Vector) {
-	byRule := map[string]int{}
-	byCode := map[string]int{}
-	for _, v := range all {
-		for _, r := range v.Rules {
-			byRule[r]++
-		}
-		seen := map[string]bool{}
-		for _, s := range v.Steps {
-			if s.Expect != nil && s.Expect.Error != "" && !seen[s.Expect.Error] {
-				seen[s.Expect.Error] = true
-				byCode[s.Expect.Error]++
-			}
-		}
-	}
+	byRule, byCode := conformance.Coverage(all)
 	fmt.Printf("%d vectors\n\nrule       vectors\n", len(all))
 	for _, r := range spec.Rules() {
 		fmt.Printf("%-10s %d\n", r.ID, byRule[r.ID])

@@ -81,23 +81,16 @@ func BenchmarkAppendFloor(b *testing.B) {
 }
 
 var (
-	logsMu sync.Mutex
-	logs   = map[int][]event.Event{}
-	files  = map[string]string{}
+	filesMu sync.Mutex
+	files   = map[string]string{}
 )
 
 // logOfSize returns a valid log of n events of realistic traffic.
 func logOfSize(b *testing.B, n int) []event.Event {
-	logsMu.Lock()
-	defer logsMu.Unlock()
-	if l, ok := logs[n]; ok {
-		return l
-	}
 	l, err := traffic.Log(n)
 	if err != nil {
 		b.Fatal(err)
 	}
-	logs[n] = l
 	return l
 }
 
@@ -105,8 +98,8 @@ func logOfSize(b *testing.B, n int) []event.Event {
 // process, and returns its path.
 func storeOfSize(b *testing.B, backend string, n int) string {
 	events := logOfSize(b, n)
-	logsMu.Lock()
-	defer logsMu.Unlock()
+	filesMu.Lock()
+	defer filesMu.Unlock()
 	key := fmt.Sprint(backend, n)
 	if p, ok := files[key]; ok {
 		return p

@@ -19,23 +19,12 @@ import (
 
 var sizes = []int{1_000, 10_000, 100_000, 1_000_000}
 
-var (
-	logsMu sync.Mutex
-	logs   = map[int][]event.Event{}
-)
-
 // logOf returns a valid, balanced log of about n events of traffic.
 func logOf(b *testing.B, n int) []event.Event {
-	logsMu.Lock()
-	defer logsMu.Unlock()
-	if l, ok := logs[n]; ok {
-		return l
-	}
 	l, err := traffic.Log(n)
 	if err != nil {
 		b.Fatal(err)
 	}
-	logs[n] = l
 	return l
 }
 

@@ -124,10 +124,8 @@ func Apply(d Driver, s Step) (Driver, Outcome) {
 	return d, out
 }
 
-var cmpOpts = cmp.Options{}
-
 // Diff returns a go-cmp diff of two values, "" when equal.
-func Diff(want, got any) string { return cmp.Diff(want, got, cmpOpts) }
+func Diff(want, got any) string { return cmp.Diff(want, got) }
 
 // Impl adapts *session.Session.
 type Impl struct {

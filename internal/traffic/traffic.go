@@ -7,15 +7,26 @@ package traffic
 import (
 	"encoding/json"
 	"strconv"
+	"sync"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/session"
 )
 
+var (
+	logsMu sync.Mutex
+	logs   = map[int][]event.Event{}
+)
+
 // Log returns a valid log of n events of traffic, with its last turn
 // closed by repair (so a few events more than n, and resuming it changes
-// nothing).
+// nothing). Logs are built once per size and shared: do not change them.
 func Log(n int) ([]event.Event, error) {
+	logsMu.Lock()
+	defer logsMu.Unlock()
+	if l, ok := logs[n]; ok {
+		return l, nil
+	}
 	s := session.New()
 	if err := New(s).Append(n); err != nil {
 		return nil, err
@@ -23,7 +34,8 @@ func Log(n int) ([]event.Event, error) {
 	if _, err := s.Repair(); err != nil {
 		return nil, err
 	}
-	return s.Events(), nil
+	logs[n] = s.Events()
+	return logs[n], nil
 }
 
 // Session is what traffic appends to: impl/session.Session, model.Session
