@@ -1,6 +1,8 @@
 package main
 
 import (
+	"database/sql"
+
 	"bytes"
 	"encoding/json"
 	"os"
@@ -62,4 +64,80 @@ func TestValidate(t *testing.T) {
 	if code, out := call("validate", bad); code != 1 || !strings.Contains(out, "surface.op_missing") {
 		t.Fatalf("validate bad: %d\n%s", code, out)
 	}
+}
+
+// TestValidateExitCodes: STORE-12. 0 valid, 1 invalid, 2 usage or input
+// error (a missing file, an unknown --session, a database with no
+// sessions, an empty file); validate never writes.
+func TestValidateExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.jsonl")
+	st, _ := persist.OpenJSONL(good, persist.Header{ID: "g"})
+	s, _, _ := persist.Resume(st)
+	s.Append(event.TypeTodoWrite, json.RawMessage(`{"todos":[]}`), nil)
+	s.Close()
+	torn := filepath.Join(dir, "torn.jsonl")
+	b, _ := os.ReadFile(good)
+	os.WriteFile(torn, append(b, `{"type":"todo/wr`...), 0o644)
+	emptyDB := filepath.Join(dir, "empty.db")
+	sq, _ := persist.OpenSQLite(emptyDB, persist.Header{ID: "e"})
+	sq.Close()
+	sq.Close()
+	// An empty database: a new file that OpenSQLite initialised but
+	// whose session row we remove.
+	db, _ := sql.Open("sqlite3", "file:"+emptyDB)
+	db.Exec(`DELETE FROM sessions`)
+	db.Close()
+	oneSession := filepath.Join(dir, "one.db")
+	sq, _ = persist.OpenSQLite(oneSession, persist.Header{ID: "only"})
+	sq.Close()
+	emptyFile := filepath.Join(dir, "empty.jsonl")
+	os.WriteFile(emptyFile, nil, 0o644)
+	config := filepath.Join(dir, "config.json")
+	os.WriteFile(config, []byte(`{"debug":true}`+"\n"), 0o644)
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{good}, 0, "OK 1 events"},
+		{[]string{torn}, 0, "torn last line of 16 bytes"},
+		{[]string{"--model", good}, 0, "OK"},
+		{[]string{filepath.Join(dir, "missing.jsonl")}, 2, "ERROR"},
+		{[]string{"--session", "nobody", oneSession}, 2, `no session "nobody"`},
+		{[]string{"--session", "only", oneSession}, 0, `session "only": OK 0 events`},
+		{[]string{emptyDB}, 2, "no sessions"},
+		{[]string{emptyFile}, 2, "empty"},
+		{[]string{config}, 1, "persist.not_a_session"},
+		{[]string{good, filepath.Join(dir, "missing.jsonl")}, 2, "OK"},
+		{[]string{}, 2, "usage"},
+		{[]string{"--progress", "sometimes", good}, 2, "--progress"},
+	}
+	for _, c := range cases {
+		before := snapshot(t, dir)
+		code, out := call(append([]string{"validate"}, c.args...)...)
+		if code != c.code || !strings.Contains(out, c.want) {
+			t.Errorf("validate %v: exit %d, want %d with %q:\n%s", c.args, code, c.code, c.want, out)
+		}
+		if after := snapshot(t, dir); after != before {
+			t.Errorf("validate %v changed the directory", c.args)
+		}
+	}
+	// A progress bar when asked for (on a terminal it comes by itself
+	// after a second).
+	if code, out := call("validate", "--progress", "always", good); code != 0 || !strings.Contains(out, "checking") {
+		t.Errorf("--progress always: %d\n%s", code, out)
+	}
+}
+
+// snapshot is the names, sizes and contents of the files of dir.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		b.WriteString(e.Name() + "\x00" + string(data) + "\x00")
+	}
+	return b.String()
 }

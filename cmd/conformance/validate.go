@@ -2,109 +2,192 @@ package main
 
 import (
 	"bytes"
-	"database/sql"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/persist"
+	"github.com/surfacelog/surface/impl/session"
 	"github.com/surfacelog/surface/model"
 )
 
+// Exit status of validate (STORE-12).
+const (
+	validOK      = 0 // every log is valid
+	validInvalid = 1 // a log breaks a rule
+	validInput   = 2 // usage or input error: missing file, unknown session, empty database
+)
+
 // validateCmd checks persisted logs, written by any implementation,
-// against the spec: the file format (STORE-1, STORE-2, STORE-5) and every
-// rule of every event (through the model). It never changes the files.
+// against the spec: the file format (STORE-1, STORE-2, STORE-5, STORE-9)
+// and every rule of every event, through the library's seed constructor,
+// in one pass linear in the log's size (STORE-12). It never changes the
+// files. With --model the model checks each log too (its rescans make it
+// quadratic: for small logs) and must reach the same verdict.
 func validateCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	sessionID := fs.String("session", "", "SQLite: only this session (default: every session)")
+	withModel := fs.Bool("model", false, "also check each log with the model (quadratic: small logs only) and require the same verdict")
+	progressMode := fs.String("progress", "auto", "progress bar on stderr: auto (on a terminal, for runs over a second), always, never")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: conformance validate [--session ID] [--model] [--progress auto|always|never] FILE...")
+		fmt.Fprintln(stderr, "exit status: 0 every log valid, 1 a log breaks a rule, 2 usage or input error")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return validInput
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "usage: conformance validate [--session ID] FILE...")
-		return 2
+		fs.Usage()
+		return validInput
 	}
-	status := 0
+	prog, err := newProgress(stderr, *progressMode)
+	if err != nil {
+		fmt.Fprintln(stderr, "conformance validate:", err)
+		return validInput
+	}
+	status := validOK
 	for _, path := range fs.Args() {
-		logs, err := readLogs(path, *sessionID)
-		if err != nil {
-			fmt.Fprintf(stdout, "%s: INVALID %s\n", path, err)
-			status = max(status, 1)
-			continue
-		}
-		for name, events := range logs {
-			st, err := model.Derive(events)
-			if err != nil {
-				fmt.Fprintf(stdout, "%s%s: INVALID %s\n", path, name, err)
-				status = max(status, 1)
-				continue
-			}
-			open := ""
-			if len(model.Closers(st.Log)) > 0 {
-				open = " (last turn open: resume will repair it)"
-			}
-			fmt.Fprintf(stdout, "%s%s: OK %d events, %d surface nodes, %d messages%s\n", path, name, len(events), len(st.Surface), len(st.Messages), open)
-		}
+		status = max(status, validatePath(path, *sessionID, *withModel, prog, stdout))
 	}
 	return status
 }
 
-func readLogs(path, sessionID string) (map[string][]event.Event, error) {
+// validatePath checks one file and returns its exit status.
+func validatePath(path, sessionID string, withModel bool, prog *progress, stdout io.Writer) int {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		fmt.Fprintf(stdout, "%s: ERROR %v\n", path, err)
+		return validInput
 	}
 	magic := make([]byte, 16)
 	n, _ := io.ReadFull(f, magic)
+	if n == 0 {
+		f.Close()
+		fmt.Fprintf(stdout, "%s: ERROR the file is empty: no session to check\n", path)
+		return validInput
+	}
+	if bytes.Equal(magic[:n], []byte("SQLite format 3\x00")) {
+		f.Close()
+		return validateSQLite(path, sessionID, withModel, prog, stdout)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		fmt.Fprintf(stdout, "%s: ERROR %v\n", path, err)
+		return validInput
+	}
+	if sessionID != "" {
+		f.Close()
+		fmt.Fprintf(stdout, "%s: ERROR --session applies to SQLite databases; this is a JSONL file\n", path)
+		return validInput
+	}
+	size := int64(-1)
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
+	prog.phase("reading "+path, size)
+	_, events, torn, err := persist.DecodeJSONL(prog.reader(f), path)
 	f.Close()
-	if !bytes.Equal(magic[:n], []byte("SQLite format 3\x00")) {
-		_, events, torn, err := persist.ReadJSONL(path)
-		if err != nil {
-			return nil, err
-		}
-		if torn > 0 {
-			fmt.Fprintf(os.Stderr, "%s: a torn last line of %d bytes (a crash during a write) is ignored\n", path, torn)
-		}
-		return map[string][]event.Event{"": events}, nil
-	}
-	abs, _ := filepath.Abs(path)
-	db, err := sql.Open("sqlite3", "file:"+abs+"?mode=ro")
 	if err != nil {
-		return nil, err
+		fmt.Fprintf(stdout, "%s: INVALID %s\n", path, err)
+		return exitFor(err)
 	}
-	defer db.Close()
-	var version int
-	if err := db.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil {
-		return nil, err
+	note := ""
+	if torn > 0 {
+		note = fmt.Sprintf(" (a torn last line of %d bytes, from a crash during a write: the next writer quarantines and cuts it)", torn)
 	}
-	if version != persist.SchemaVersion {
-		return nil, event.Errorf(event.CodePersistSchemaVersion, -1, "schema version %d, this build reads %d", version, persist.SchemaVersion)
+	return checkLog(path, events, withModel, prog, stdout, note)
+}
+
+func validateSQLite(path, sessionID string, withModel bool, prog *progress, stdout io.Writer) int {
+	r, err := persist.OpenSQLiteReader(path)
+	if err != nil {
+		fmt.Fprintf(stdout, "%s: INVALID %s\n", path, err)
+		return exitFor(err)
 	}
-	ids := []string{sessionID}
-	if sessionID == "" {
-		ids = nil
-		rows, err := db.Query(`SELECT id FROM sessions ORDER BY id`)
-		if err != nil {
-			return nil, err
+	defer r.Close()
+	ids, err := r.Sessions()
+	if err != nil {
+		fmt.Fprintf(stdout, "%s: INVALID %s\n", path, err)
+		return exitFor(err)
+	}
+	if len(ids) == 0 {
+		fmt.Fprintf(stdout, "%s: ERROR the database has no sessions\n", path)
+		return validInput
+	}
+	if sessionID != "" {
+		found := false
+		for _, id := range ids {
+			found = found || id == sessionID
 		}
-		for rows.Next() {
-			var id string
-			rows.Scan(&id)
-			ids = append(ids, id)
+		if !found {
+			fmt.Fprintf(stdout, "%s: ERROR no session %q in the database\n", path, sessionID)
+			return validInput
 		}
-		rows.Close()
+		ids = []string{sessionID}
 	}
-	out := map[string][]event.Event{}
+	status := validOK
 	for _, id := range ids {
-		events, err := persist.ReadSQLite(db, id)
+		name := fmt.Sprintf("%s session %q", path, id)
+		prog.phase("reading "+name, -1)
+		events, err := r.Events(id)
 		if err != nil {
-			return nil, err
+			fmt.Fprintf(stdout, "%s: INVALID %s\n", name, err)
+			status = max(status, exitFor(err))
+			continue
 		}
-		out[fmt.Sprintf(" session %q", id)] = events
+		status = max(status, checkLog(name, events, withModel, prog, stdout, ""))
 	}
-	return out, nil
+	return status
+}
+
+// checkLog seeds a session with the log (every rule, SURF-18), as a
+// resume does, and reports whether repair would append closers.
+func checkLog(name string, events []event.Event, withModel bool, prog *progress, stdout io.Writer, note string) int {
+	prog.phase("checking "+name, int64(len(events)))
+	s, err := session.Seed(events, session.WithSeedProgress(func(done, _ int) { prog.set(int64(done)) }))
+	prog.finish()
+	if withModel {
+		if d := modelDisagrees(events, err); d != "" {
+			fmt.Fprintf(stdout, "%s: DISAGREE %s\n", name, d)
+			return validInvalid
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stdout, "%s: INVALID %s\n", name, err)
+		return validInvalid
+	}
+	open := ""
+	if closers, err := s.Repair(); err != nil {
+		fmt.Fprintf(stdout, "%s: INVALID repair fails: %s\n", name, err)
+		return validInvalid
+	} else if len(closers) > 0 {
+		open = fmt.Sprintf(" (last turn open: resume will append %d closers)", len(closers))
+	}
+	fmt.Fprintf(stdout, "%s: OK %d events, %d surface nodes, %d messages%s%s\n", name, len(events), len(s.Surface()), len(s.Messages()), open, note)
+	return validOK
+}
+
+// modelDisagrees returns why the model's verdict on events differs from
+// the library's (err), or "".
+func modelDisagrees(events []event.Event, err error) string {
+	_, merr := model.Derive(events)
+	if event.CodeOf(merr) != event.CodeOf(err) {
+		return fmt.Sprintf("the library says %q, the model %q", event.CodeOf(err), event.CodeOf(merr))
+	}
+	return ""
+}
+
+// exitFor maps a read error to an exit status: a file that cannot be
+// read at all is an input error; anything else is an invalid log.
+func exitFor(err error) int {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, event.CodePersistIO) {
+		return validInput
+	}
+	return validInvalid
 }

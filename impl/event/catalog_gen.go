@@ -85,10 +85,14 @@ const (
 	CodeProvenanceUnknownSeq Code = "provenance.unknown_seq"
 	// CodePersistFormatVersion (STORE-1): A JSONL header names another SESSION_FORMAT_VERSION.
 	CodePersistFormatVersion Code = "persist.format_version"
-	// CodePersistCorrupt (STORE-2): A stored log is damaged somewhere other than a torn last line, or its header is missing.
+	// CodePersistCorrupt (STORE-2): A stored log is damaged: a line other than the last is not JSON.
 	CodePersistCorrupt Code = "persist.corrupt"
-	// CodePersistLocked (STORE-4): Another writer has the store open.
+	// CodePersistNotASession (STORE-9): The file is not a session log this store wrote: no session header, or a database without the session tables; it is left untouched.
+	CodePersistNotASession Code = "persist.not_a_session"
+	// CodePersistLocked (STORE-4): Another writer has the store open, or the store already has a live session.
 	CodePersistLocked Code = "persist.locked"
+	// CodePersistConflict (STORE-10): The store refused an event whose seq is not the next seq of its log (two sessions wrote through one store).
+	CodePersistConflict Code = "persist.conflict"
 	// CodePersistSchemaVersion (STORE-5): A SQLite database has another SCHEMA_VERSION.
 	CodePersistSchemaVersion Code = "persist.schema_version"
 	// CodePersistIO (STORE-6): A write, sync or truncate failed; the append was not acknowledged.
@@ -121,7 +125,9 @@ var allCodes = []Code{
 	CodeProvenanceUnknownSeq,
 	CodePersistFormatVersion,
 	CodePersistCorrupt,
+	CodePersistNotASession,
 	CodePersistLocked,
+	CodePersistConflict,
 	CodePersistSchemaVersion,
 	CodePersistIO,
 	CodePersistClosed,
@@ -138,10 +144,12 @@ var CodeRule = map[Code]string{
 	CodeOpInvalid:                "SURF-8",
 	CodeOpMissing:                "SURF-7",
 	CodePersistClosed:            "STORE-6",
+	CodePersistConflict:          "STORE-10",
 	CodePersistCorrupt:           "STORE-2",
 	CodePersistFormatVersion:     "STORE-1",
 	CodePersistIO:                "STORE-6",
 	CodePersistLocked:            "STORE-4",
+	CodePersistNotASession:       "STORE-9",
 	CodePersistSchemaVersion:     "STORE-5",
 	CodeProvenanceUnknownSeq:     "SURF-23",
 	CodeReplaceEndNotOnSurface:   "SURF-12",

@@ -2,12 +2,15 @@ package persist
 
 import (
 	"bufio"
+	"bytes"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -91,10 +94,25 @@ func checkRecovered(t *testing.T, st Store, all []event.Event, acked, most int) 
 	return 0
 }
 
+// ruleBreakers are complete last lines that are JSON but break a rule:
+// never a torn tail (STORE-2), so nothing may be cut.
+func ruleBreakers(seq int) []string {
+	n := strconv.Itoa(seq)
+	return []string{
+		`{"type":"todo/write","seq":` + n + `,"time":1,"data":{"todos":[]},"writtenBy":"a newer build"}` + "\n",
+		`{"type":"x/from-the-future","seq":` + n + `,"time":1,"data":{}}` + "\n",
+		`{"type":"todo/write","seq":` + n + `,"time":1,"data":{"todos":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}}` + "\n",
+	}
+}
+
 // TestCrashEveryByteOffset: the JSONL crash simulator. The file of a whole
 // scenario is cut at every byte offset, reopened, repaired and checked
 // against the model: no acknowledged event is lost (STORE-2, STORE-6,
-// STORE-7, REP-3).
+// STORE-7, STORE-8, REP-3). A cut inside the header is refused as not a
+// session log, unchanged (STORE-9); a torn last line is quarantined byte
+// for byte. At every line boundary, a complete last line that breaks a
+// rule is added instead: the open or resume fails with a typed error and
+// the file keeps every byte.
 func TestCrashEveryByteOffset(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "full.jsonl")
@@ -115,24 +133,68 @@ func TestCrashEveryByteOffset(t *testing.T) {
 	all := s.Events()
 	st.Close()
 	full, _ := os.ReadFile(path)
-	offsets, lost := 0, 0
+	offsets, lost, refused, quarantined, kept := 0, 0, 0, 0, 0
 	for k := int64(0); k <= int64(len(full)); k++ {
 		acked := 0
 		for acked+1 < len(ends) && ends[acked+1] <= k {
 			acked++
 		}
-		p := filepath.Join(dir, "cut.jsonl")
+		sub := t.TempDir()
+		p := filepath.Join(sub, "cut.jsonl")
 		os.WriteFile(p, full[:k], 0o644)
 		cut, err := OpenJSONL(p, hdr("crash"), WithSync(SyncNever))
+		if k < ends[0] {
+			// A cut inside the header: our writer creates files
+			// atomically, so this is not a file it wrote.
+			if !errors.Is(err, event.CodePersistNotASession) {
+				t.Fatalf("offset %d (inside the header): %v, want persist.not_a_session", k, err)
+			}
+			if b, _ := os.ReadFile(p); !bytes.Equal(b, full[:k]) {
+				t.Fatalf("offset %d: the refused file changed", k)
+			}
+			refused++
+			continue
+		}
 		if err != nil {
 			t.Fatalf("offset %d: %v", k, err)
+		}
+		if torn := k - ends[acked]; torn > 0 {
+			q, qerr := os.ReadFile(cut.Report().Quarantine)
+			if qerr != nil || !bytes.Equal(q, full[ends[acked]:k]) {
+				t.Fatalf("offset %d: quarantine %q holds %q (%v), want the %d torn bytes", k, cut.Report().Quarantine, q, qerr, torn)
+			}
+			quarantined++
 		}
 		// Cut at a byte offset: exactly the complete lines are there.
 		lost += checkRecovered(t, cut, all, acked, acked)
 		cut.Close()
 		offsets++
+		if k != ends[acked] {
+			continue
+		}
+		for _, bad := range ruleBreakers(acked) {
+			content := append(append([]byte(nil), full[:k]...), bad...)
+			os.WriteFile(p, content, 0o644)
+			os.Remove(p + ".torn-" + strconv.FormatInt(k, 10))
+			st, err := OpenJSONL(p, hdr("crash"))
+			if err == nil {
+				_, _, err = Resume(st, clock())
+				st.Close()
+			}
+			if c := event.CodeOf(err); c == "" || c == event.CodePersistCorrupt || !strings.Contains(err.Error(), "line "+strconv.Itoa(acked+2)) {
+				t.Fatalf("offset %d, complete rule-breaking last line: %v, want a rule's code naming line %d", k, err, acked+2)
+			}
+			if b, _ := os.ReadFile(p); !bytes.Equal(b, content) {
+				t.Fatalf("offset %d: a complete rule-breaking last line was cut", k)
+			}
+			if _, err := os.Stat(p + ".torn-" + strconv.FormatInt(k, 10)); err == nil {
+				t.Fatalf("offset %d: a complete rule-breaking last line was quarantined", k)
+			}
+			kept++
+		}
 	}
-	t.Logf("JSONL crash simulator: %d byte offsets tried over %d events, events lost: %d", offsets, len(all), lost)
+	t.Logf("JSONL crash simulator: %d byte offsets tried over %d events (%d inside the header refused, %d torn tails quarantined), events lost: %d; %d complete rule-breaking last lines kept with a typed error",
+		offsets+refused, len(all), refused, quarantined, lost, kept)
 	if lost != 0 {
 		t.Fatalf("%d acknowledged events lost", lost)
 	}
@@ -148,7 +210,7 @@ func TestCrashKilledWriter(t *testing.T) {
 	n := len(scenario())
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			lost := 0
+			lost, kept := 0, 0
 			var all []event.Event
 			for k := 0; k <= n; k++ {
 				path := filepath.Join(t.TempDir(), b.file)
@@ -167,6 +229,7 @@ func TestCrashKilledWriter(t *testing.T) {
 				}
 				cmd.Process.Signal(syscall.SIGKILL)
 				cmd.Wait()
+				kept += checkRuleBreakingTail(t, b.name, path)
 				st := b.open(t, path)
 				if all == nil || len(st.Events()) > len(all) {
 					all = referenceEvents(t)
@@ -175,11 +238,94 @@ func TestCrashKilledWriter(t *testing.T) {
 				lost += checkRecovered(t, st, all, acked, n)
 				st.Close()
 			}
-			t.Logf("%s: writer killed at %d transaction boundaries, events lost: %d", b.name, n+1, lost)
+			t.Logf("%s: writer killed at %d transaction boundaries, events lost: %d; %d complete rule-breaking last events kept with a typed error", b.name, n+1, lost, kept)
 			if lost != 0 {
 				t.Fatalf("%d acknowledged events lost", lost)
 			}
 		})
+	}
+}
+
+// checkRuleBreakingTail adds, to a copy of the store a killed writer left,
+// a complete last event that breaks a rule, and checks that resuming it
+// fails with a typed error and changes no byte (STORE-2, STORE-9).
+func checkRuleBreakingTail(t *testing.T, backend, path string) (kept int) {
+	t.Helper()
+	orig, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0 // killed before it created the store: nothing was acknowledged
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events int
+	if backend == "jsonl" {
+		_, evs, _, err := ReadJSONL(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = len(evs)
+	}
+	for i, bad := range ruleBreakers(0) {
+		p := filepath.Join(t.TempDir(), "copy-"+strconv.Itoa(i)+filepath.Ext(path))
+		var content []byte
+		if backend == "jsonl" {
+			bad = strings.Replace(bad, `"seq":0,`, `"seq":`+strconv.Itoa(events)+`,`, 1)
+			if !bytes.HasSuffix(orig, []byte("\n")) { // the writer died mid-line: that line is torn
+				continue
+			}
+			content = append(append([]byte(nil), orig...), bad...)
+			os.WriteFile(p, content, 0o644)
+		} else {
+			copySQLite(t, path, p)
+			db, _ := sql.Open("sqlite3", "file:"+p)
+			var e event.Event
+			var next int64
+			db.QueryRow(`SELECT COUNT(*) FROM events WHERE session_id = 's1'`).Scan(&next)
+			ev, derr := event.Decode([]byte(strings.TrimSuffix(bad, "\n")))
+			if derr != nil { // not an event at all: SQLite columns cannot hold it
+				db.Close()
+				continue
+			}
+			e = ev
+			if _, err := db.Exec(`INSERT INTO events (session_id, seq, type, time, data) VALUES ('s1', ?, ?, 1, ?)`, next, string(e.Type), string(e.Data)); err != nil {
+				t.Fatal(err)
+			}
+			db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+			db.Close()
+			content, _ = os.ReadFile(p)
+		}
+		var st Store
+		if backend == "jsonl" {
+			st, err = OpenJSONL(p, hdr("s1"))
+		} else {
+			st, err = OpenSQLite(p, hdr("s1"))
+		}
+		if err == nil {
+			_, _, err = Resume(st, clock())
+			st.Close()
+		}
+		if c := event.CodeOf(err); c == "" || c == event.CodePersistCorrupt {
+			t.Fatalf("%s: a complete rule-breaking last event: %v, want a rule's code", backend, err)
+		}
+		if b, _ := os.ReadFile(p); !bytes.Equal(b, content) {
+			t.Fatalf("%s: the store with a rule-breaking last event changed", backend)
+		}
+		kept++
+	}
+	return kept
+}
+
+// copySQLite copies a database a killed writer left (with its WAL).
+func copySQLite(t *testing.T, from, to string) {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		b, err := os.ReadFile(from + suffix)
+		if err != nil {
+			continue
+		}
+		if err := os.WriteFile(to+suffix, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -2,11 +2,16 @@ package persist
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
 	"sync"
+	"syscall"
 
 	"github.com/surfacelog/surface/impl/event"
 )
@@ -40,24 +45,35 @@ type JSONL struct {
 	events  []event.Event
 	report  LoadReport
 	size    int64 // bytes of good content; the next line goes here
+	next    int64 // seq of the next event: the number of events in the file
 	torn    bool  // bytes past size must be cut off before the next write
 	broken  error // set when a failed write could not be undone
 	closed  bool
 	scratch []byte
 }
 
-// OpenJSONL opens the session file at path for writing, creating it with
-// header when it does not exist (or holds no complete header line, which
-// only a crash during creation leaves). It takes the file's lock
-// (STORE-4), checks the header (STORE-1) and reads every event, noting a
-// torn last line (STORE-2). An existing file is not changed by opening; a
-// torn tail is cut off before the first append.
+// OpenJSONL opens the session file at path for writing. A file that does
+// not exist is created with header, atomically: it appears with a complete
+// header line or not at all. An existing file must be a session log this
+// format wrote (STORE-9): a file that does not begin with a session header,
+// even an empty one, is refused with persist.not_a_session and left as it
+// was. OpenJSONL takes the file's lock (STORE-4), checks the header
+// (STORE-1) and reads every event. A torn last line (STORE-2) is copied to
+// a quarantine file beside the log (STORE-8), named in the report, and cut
+// off before the first append; no other byte of an existing file is ever
+// changed.
 func OpenJSONL(path string, header Header, opts ...JSONLOption) (*JSONL, error) {
 	j := &JSONL{path: path, policy: SyncEveryAppend}
 	for _, o := range opts {
 		o(j)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := createJSONL(path, header); err != nil {
+			return nil, err
+		}
+		f, err = os.OpenFile(path, os.O_RDWR, 0)
+	}
 	if err != nil {
 		return nil, ioError(err, "open %s", path)
 	}
@@ -69,69 +85,178 @@ func OpenJSONL(path string, header Header, opts ...JSONLOption) (*JSONL, error) 
 	if j.wrap != nil {
 		j.file = j.wrap(j.file)
 	}
-	if err := j.load(header); err != nil {
+	if err := j.load(); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return j, nil
 }
 
-func (j *JSONL) load(header Header) error {
-	h, events, good, torn, err := scan(j.osFile, j.path)
-	if errors.Is(err, errNoHeader) {
-		// Empty, or creation was interrupted before the header line was
-		// complete: nothing was ever acknowledged.
-		return j.create(header)
-	}
+// createJSONL makes a new session file holding just the header line: the
+// line is written and synced under a temporary name in the same directory,
+// then linked to path, which fails if path exists. A crash leaves either no
+// file at path or a complete one (and perhaps a stray temporary file, never
+// the log). When another process created path first, createJSONL leaves
+// its file alone and returns nil: the caller then opens and checks it.
+func createJSONL(path string, header Header) error {
+	header.Version = SessionFormatVersion
+	line, err := json.Marshal(headerLine{Type: "session", Header: header})
 	if err != nil {
-		return err
+		return ioError(err, "encode header")
 	}
-	j.header, j.events, j.size = h, events, good
-	j.torn = torn > 0
-	j.report = LoadReport{Events: len(events), TornBytes: torn}
+	line = append(line, '\n')
+	dir, base := filepath.Split(path)
+	tmp, err := os.CreateTemp(dir, "."+base+".creating-*")
+	if err != nil {
+		return ioError(err, "create %s", path)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(line); err != nil {
+		tmp.Close()
+		return ioError(err, "write header of %s", path)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return ioError(err, "sync %s", path)
+	}
+	if err := tmp.Close(); err != nil {
+		return ioError(err, "close %s", tmp.Name())
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil
+		}
+		return ioError(err, "create %s", path)
+	}
+	return syncDir(path)
+}
+
+// syncDir makes a new directory entry next to path durable.
+func syncDir(path string) error {
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return ioError(err, "open the directory of %s", path)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return ioError(err, "sync the directory of %s", path)
+	}
 	return nil
 }
 
-var errNoHeader = errors.New("no complete header line")
+func (j *JSONL) load() error {
+	sc, err := scan(j.osFile, j.path)
+	if err != nil {
+		return err
+	}
+	j.header, j.events, j.size, j.next = sc.header, sc.events, sc.good, int64(len(sc.events))
+	j.report = LoadReport{Events: len(sc.events), TornBytes: int64(len(sc.torn))}
+	if len(sc.torn) > 0 {
+		q, err := quarantine(j.path, sc.good, sc.torn)
+		if err != nil {
+			return err
+		}
+		j.torn, j.report.Quarantine = true, q
+	}
+	return nil
+}
 
-// scan reads a JSONL session file: its header, its events, the length of
-// the good content, and the length of a torn last line (STORE-2).
-func scan(f io.Reader, path string) (h Header, events []event.Event, good, torn int64, err error) {
+// quarantine copies the torn bytes that start at offset to a new file
+// beside the log (STORE-8) and returns its name. It never overwrites: a
+// name that holds the same bytes (a second open of the same torn file) is
+// reused, a name that holds other bytes is skipped.
+func quarantine(path string, offset int64, torn []byte) (string, error) {
+	base := path + ".torn-" + strconv.FormatInt(offset, 10)
+	for n := 1; n <= 1000; n++ {
+		name := base
+		if n > 1 {
+			name += "." + strconv.Itoa(n)
+		}
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			if old, rerr := os.ReadFile(name); rerr == nil && bytes.Equal(old, torn) {
+				return name, nil
+			}
+			continue
+		}
+		if err != nil {
+			return "", ioError(err, "quarantine the torn tail of %s", path)
+		}
+		_, werr := f.Write(torn)
+		serr := f.Sync()
+		cerr := f.Close()
+		if err := errors.Join(werr, serr, cerr); err != nil {
+			os.Remove(name)
+			return "", ioError(err, "quarantine the torn tail of %s", path)
+		}
+		return name, syncDir(name)
+	}
+	return "", event.Errorf(event.CodePersistIO, -1, "quarantine the torn tail of %s: %s.* are all taken", path, base)
+}
+
+// scanned is what scan found in a JSONL session file.
+type scanned struct {
+	header Header
+	events []event.Event
+	good   int64  // length of the header and the complete event lines
+	torn   []byte // a torn last line (STORE-2), or nil
+}
+
+// scan reads a JSONL session file: its header, its events, and a torn
+// last line (STORE-2). A line that is complete and JSON but not an event
+// is an error naming the line, wherever it is; a line that is not JSON is
+// a torn tail when it is the last line and persist.corrupt otherwise.
+func scan(f io.Reader, path string) (scanned, error) {
+	var sc scanned
 	r := bufio.NewReaderSize(f, 64<<10)
 	line, rerr := readLine(r)
 	if rerr != nil && rerr != io.EOF {
-		return h, nil, 0, 0, ioError(rerr, "read %s", path)
+		return sc, ioError(rerr, "read %s", path)
 	}
-	if len(line) == 0 || line[len(line)-1] != '\n' {
-		return h, nil, 0, 0, errNoHeader
+	h, err := readHeader(line, path)
+	if err != nil {
+		return sc, err
 	}
-	if h, err = readHeader(line, path); err != nil {
-		return h, nil, 0, 0, err
-	}
-	good = int64(len(line))
+	sc.header, sc.good = h, int64(len(line))
 	for lineNo := 2; ; lineNo++ {
 		line, rerr = readLine(r)
 		if rerr != nil && rerr != io.EOF {
-			return h, nil, 0, 0, ioError(rerr, "read %s", path)
+			return sc, ioError(rerr, "read %s", path)
 		}
 		if len(line) == 0 {
-			return h, events, good, 0, nil
+			return sc, nil
 		}
-		complete := line[len(line)-1] == '\n'
-		var e event.Event
-		var derr error
-		if complete {
-			e, derr = event.Decode(line[:len(line)-1])
+		if line[len(line)-1] != '\n' { // (a) a last line without its newline
+			sc.torn = line
+			return sc, nil
 		}
-		if !complete || derr != nil {
-			if _, perr := r.Peek(1); complete && perr != io.EOF {
-				return h, nil, 0, 0, event.Errorf(event.CodePersistCorrupt, -1, "%s: line %d is damaged (%v); only the last line may be torn", path, lineNo, derr)
-			}
-			return h, events, good, int64(len(line)), nil
+		e, derr := event.Decode(line[:len(line)-1])
+		if derr == nil {
+			sc.events = append(sc.events, e)
+			sc.good += int64(len(line))
+			continue
 		}
-		events = append(events, e)
-		good += int64(len(line))
+		if event.ValidSyntax(line[:len(line)-1]) { // JSON, but not an event: never cut
+			return sc, lineError(derr, path, lineNo, len(sc.events))
+		}
+		if _, perr := r.Peek(1); perr == io.EOF { // (b) a last line that is not JSON
+			sc.torn = line
+			return sc, nil
+		}
+		return sc, event.Errorf(event.CodePersistCorrupt, -1, "%s: line %d is not JSON; only the last line may be torn", path, lineNo)
 	}
+}
+
+// lineError names the file and line of a rejected event line.
+func lineError(err error, path string, lineNo, index int) error {
+	var ee *event.Error
+	if errors.As(err, &ee) {
+		out := *ee
+		out.Index = index
+		out.Detail = path + ": line " + strconv.Itoa(lineNo) + ": " + ee.Detail
+		return &out
+	}
+	return err
 }
 
 // readLine returns the next line with its '\n', of any length.
@@ -153,40 +278,35 @@ type headerLine struct {
 	Header
 }
 
+// readHeader checks the first line of a file (STORE-1, STORE-9).
 func readHeader(line []byte, path string) (Header, error) {
+	notOurs := func(why string) error {
+		return event.Errorf(event.CodePersistNotASession, -1, "%s is not a session log: %s; it was left as it is", path, why)
+	}
+	switch {
+	case len(line) == 0:
+		return Header{}, notOurs("it is empty")
+	case line[len(line)-1] != '\n':
+		return Header{}, notOurs("its first line is not complete")
+	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(line, &raw); err != nil {
-		return Header{}, event.Errorf(event.CodePersistCorrupt, -1, "%s: the header line is not a JSON object", path)
+		return Header{}, notOurs("its first line is not a JSON object")
+	}
+	if string(raw["type"]) != `"session"` || raw["version"] == nil {
+		return Header{}, notOurs(`its first line is not a header {"type":"session","version":...}`)
+	}
+	if v := string(raw["version"]); v != strconv.Itoa(SessionFormatVersion) {
+		if !event.ValidSyntax(raw["version"]) || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
+			return Header{}, notOurs("its header's version is not a number")
+		}
+		return Header{}, event.Errorf(event.CodePersistFormatVersion, -1, "%s: session format version %s, this build reads exactly %d", path, v, SessionFormatVersion)
 	}
 	var h headerLine
-	if err := json.Unmarshal(line, &h); err != nil || h.Type != "session" || raw["version"] == nil {
-		return Header{}, event.Errorf(event.CodePersistCorrupt, -1, "%s: the first line is not a session header", path)
-	}
-	if h.Version != SessionFormatVersion {
-		return Header{}, event.Errorf(event.CodePersistFormatVersion, -1, "%s: session format version %d, this build reads %d", path, h.Version, SessionFormatVersion)
+	if err := json.Unmarshal(line, &h); err != nil {
+		return Header{}, event.Errorf(event.CodePersistCorrupt, -1, "%s: line 1: the session header is malformed: %v", path, err)
 	}
 	return h.Header, nil
-}
-
-func (j *JSONL) create(header Header) error {
-	header.Version = SessionFormatVersion
-	line, err := json.Marshal(headerLine{Type: "session", Header: header})
-	if err != nil {
-		return ioError(err, "encode header")
-	}
-	line = append(line, '\n')
-	if err := j.file.Truncate(0); err != nil {
-		return ioError(err, "truncate %s", j.path)
-	}
-	if n, err := j.file.WriteAt(line, 0); err != nil || n != len(line) {
-		return ioError(errOr(err, io.ErrShortWrite), "write header of %s", j.path)
-	}
-	if err := j.file.Sync(); err != nil {
-		return ioError(err, "sync %s", j.path)
-	}
-	j.header, j.size = header, int64(len(line))
-	j.events, j.report, j.torn = nil, LoadReport{}, false
-	return nil
 }
 
 func errOr(err, fallback error) error {
@@ -205,6 +325,10 @@ func (j *JSONL) Events() []event.Event { return j.events }
 // Report implements Store.
 func (j *JSONL) Report() LoadReport { return j.report }
 
+func (j *JSONL) location(index int) string {
+	return j.path + ": line " + strconv.Itoa(index+2)
+}
+
 // Path is the file's path.
 func (j *JSONL) Path() string { return j.path }
 
@@ -216,6 +340,9 @@ func (j *JSONL) Append(e event.Event) error {
 	defer j.mu.Unlock()
 	if j.closed || j.broken != nil {
 		return event.Errorf(event.CodePersistClosed, e.Seq, "store %s is closed or failed earlier: %v", j.path, j.broken)
+	}
+	if e.Seq != j.next {
+		return event.Errorf(event.CodePersistConflict, e.Seq, "store %s holds %d events: event %d is not the next one (two sessions write through one store?)", j.path, j.next, e.Seq)
 	}
 	if j.torn {
 		if err := j.file.Truncate(j.size); err != nil {
@@ -245,6 +372,7 @@ func (j *JSONL) Append(e event.Event) error {
 		return ioError(werr, "append event %d to %s", e.Seq, j.path)
 	}
 	j.size += int64(len(line))
+	j.next++
 	return nil
 }
 
@@ -266,6 +394,7 @@ func (j *JSONL) Close() error {
 		return nil
 	}
 	j.closed = true
+	defer detach(j)
 	serr := j.file.Sync()
 	cerr := j.osFile.Close() // releases the flock
 	if err := errors.Join(serr, cerr); err != nil {
@@ -275,18 +404,21 @@ func (j *JSONL) Close() error {
 }
 
 // ReadJSONL reads a JSONL session file without locking or changing it:
-// the header, the events, and the length of a torn last line.
+// the header, the events, and the length of a torn last line (STORE-2).
 func ReadJSONL(path string) (Header, []event.Event, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Header{}, nil, 0, ioError(err, "open %s", path)
 	}
 	defer f.Close()
-	h, events, _, torn, err := scan(f, path)
-	if errors.Is(err, errNoHeader) {
-		err = event.Errorf(event.CodePersistCorrupt, -1, "%s: no complete header line", path)
-	}
-	return h, events, torn, err
+	return DecodeJSONL(f, path)
+}
+
+// DecodeJSONL reads a JSONL session file from r (name is used in errors):
+// the header, the events, and the length of a torn last line (STORE-2).
+func DecodeJSONL(r io.Reader, name string) (Header, []event.Event, int64, error) {
+	sc, err := scan(r, name)
+	return sc.header, sc.events, int64(len(sc.torn)), err
 }
 
 // crash drops the store the way a killed process would: no sync, the file
@@ -296,4 +428,5 @@ func (j *JSONL) crash() {
 	defer j.mu.Unlock()
 	j.closed = true
 	j.osFile.Close()
+	detach(j)
 }

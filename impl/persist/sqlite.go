@@ -4,11 +4,13 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 
-	_ "github.com/mattn/go-sqlite3" // the database/sql driver "sqlite3"
+	"github.com/mattn/go-sqlite3" // also registers the database/sql driver "sqlite3"
 
 	"github.com/surfacelog/surface/impl/event"
 )
@@ -40,8 +42,8 @@ CREATE TABLE IF NOT EXISTS events (
 type SQLiteOption func(*SQLite)
 
 // WithSQLiteSync sets the sync policy (default SyncEveryAppend): it maps to
-// PRAGMA synchronous FULL, NORMAL (WAL syncs at checkpoints and on Sync)
-// and OFF.
+// PRAGMA synchronous FULL; NORMAL, with FULL for the commit of every
+// turn/end (which syncs the WAL up to it); and OFF.
 func WithSQLiteSync(p SyncPolicy) SQLiteOption { return func(s *SQLite) { s.policy = p } }
 
 // SQLite is the session log of one session in a SQLite database (STORE-5).
@@ -54,13 +56,17 @@ type SQLite struct {
 	policy SyncPolicy
 	header Header
 	events []event.Event
+	next   int64 // seq of the next event
 	closed bool
 }
 
-// OpenSQLite opens the database at path (creating it when new) for
-// writing the session header.ID, creating the session when the database
-// does not have it. It takes the file's lock (STORE-4) and checks the
-// schema version before changing anything (STORE-5).
+// OpenSQLite opens the database at path for writing the session
+// header.ID, creating the session when the database does not have it. It
+// takes the file's lock (STORE-4) and, before it writes anything, proves
+// that the file is a database of this schema or a new one (STORE-5,
+// STORE-9): a file that is not a SQLite database, or a database with
+// other tables, is refused with persist.not_a_session and left as it was.
+// A new database is initialised in one transaction.
 func OpenSQLite(path string, header Header, opts ...SQLiteOption) (*SQLite, error) {
 	s := &SQLite{path: path, policy: SyncEveryAppend}
 	for _, o := range opts {
@@ -85,24 +91,122 @@ func OpenSQLite(path string, header Header, opts ...SQLiteOption) (*SQLite, erro
 	return s, nil
 }
 
+// sqliteMagic begins every SQLite database file.
+const sqliteMagic = "SQLite format 3\x00"
+
+// inspectSQLite decides, reading only, whether the file at path is a new
+// database (true), one of ours (false), or neither (an error).
+func inspectSQLite(path string) (fresh bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, ioError(err, "open %s", path)
+	}
+	magic := make([]byte, len(sqliteMagic))
+	n, _ := io.ReadFull(f, magic)
+	f.Close()
+	if n == 0 {
+		return true, nil // a zero-length file is an empty database
+	}
+	if string(magic[:n]) != sqliteMagic {
+		return false, event.Errorf(event.CodePersistNotASession, -1, "%s is not a SQLite database; it was left as it is", path)
+	}
+	dsn, err := readOnlyDSN(path)
+	if err != nil {
+		return false, err
+	}
+	db, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return false, ioError(err, "open %s", path)
+	}
+	defer db.Close()
+	var version int64
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil {
+		return false, event.Errorf(event.CodePersistCorrupt, -1, "%s is not a readable SQLite database: %v", path, err)
+	}
+	tables := map[string]bool{}
+	objects := 0
+	rows, err := db.Query(`SELECT type, name FROM sqlite_master`)
+	if err != nil {
+		return false, event.Errorf(event.CodePersistCorrupt, -1, "%s: read the schema: %v", path, err)
+	}
+	for rows.Next() {
+		var typ, name string
+		if err := rows.Scan(&typ, &name); err != nil {
+			rows.Close()
+			return false, event.Errorf(event.CodePersistCorrupt, -1, "%s: read the schema: %v", path, err)
+		}
+		objects++
+		if typ == "table" {
+			tables[name] = true
+		}
+	}
+	rows.Close()
+	ours := tables["sessions"] && tables["events"]
+	switch {
+	case version == 0 && objects == 0:
+		return true, nil
+	case !ours:
+		return false, event.Errorf(event.CodePersistNotASession, -1, "%s is a SQLite database without the session tables (user_version %d, %d schema objects); it was left as it is", path, version, objects)
+	case version != SchemaVersion:
+		return false, event.Errorf(event.CodePersistSchemaVersion, -1, "%s has schema version %d, this build uses exactly %d", path, version, SchemaVersion)
+	}
+	for table, columns := range map[string][]string{
+		"sessions": {"id", "version", "created_at", "cwd", "parent_session", "seed_length"},
+		"events":   {"session_id", "seq", "type", "time", "data", "source_event_seqs", "surface_op"},
+	} {
+		have := map[string]bool{}
+		rows, err := db.Query(`SELECT name FROM pragma_table_info(?)`, table)
+		if err != nil {
+			return false, event.Errorf(event.CodePersistCorrupt, -1, "%s: read table %s: %v", path, table, err)
+		}
+		for rows.Next() {
+			var c string
+			rows.Scan(&c)
+			have[c] = true
+		}
+		rows.Close()
+		for _, c := range columns {
+			if !have[c] {
+				return false, event.Errorf(event.CodePersistNotASession, -1, "%s: table %s has no column %s; it was left as it is", path, table, c)
+			}
+		}
+	}
+	return false, nil
+}
+
+// readOnlyDSN opens a database for reading without creating anything
+// beside it. Without a WAL file there is nothing but the database to read,
+// and immutable=1 keeps SQLite from creating -wal and -shm files; with
+// one (a writer is live, or one crashed), the WAL must be read, through
+// its existing shared-memory file.
+func readOnlyDSN(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", ioError(err, "open %s", path)
+	}
+	if _, err := os.Stat(abs + "-wal"); err == nil {
+		return "file:" + abs + "?mode=ro", nil
+	}
+	return "file:" + abs + "?mode=ro&immutable=1", nil
+}
+
 func (s *SQLite) open(header Header) error {
-	db, err := sql.Open("sqlite3", "file:"+s.path+"?_foreign_keys=on")
+	fresh, err := inspectSQLite(s.path)
+	if err != nil {
+		return err
+	}
+	sync := map[SyncPolicy]string{SyncEveryAppend: "FULL", SyncOnTurnEnd: "NORMAL", SyncNever: "OFF"}[s.policy]
+	// The pragmas are in the DSN so that every connection the pool opens
+	// gets them, not only the first (STORE-11).
+	db, err := sql.Open("sqlite3", "file:"+s.path+"?_foreign_keys=on&_journal_mode=WAL&_synchronous="+sync+"&_busy_timeout=5000")
 	if err != nil {
 		return ioError(err, "open %s", s.path)
 	}
 	db.SetMaxOpenConns(1)
 	s.db = db
-	var version int
-	if err := db.QueryRow(`PRAGMA user_version`).Scan(&version); err != nil {
-		return event.Errorf(event.CodePersistCorrupt, -1, "%s is not a readable SQLite database: %v", s.path, err)
-	}
-	if version != 0 && version != SchemaVersion {
-		return event.Errorf(event.CodePersistSchemaVersion, -1, "%s has schema version %d, this build uses %d", s.path, version, SchemaVersion)
-	}
-	sync := map[SyncPolicy]string{SyncEveryAppend: "FULL", SyncOnTurnEnd: "NORMAL", SyncNever: "OFF"}[s.policy]
-	for _, q := range []string{`PRAGMA journal_mode=WAL`, `PRAGMA synchronous=` + sync, schema, `PRAGMA user_version=` + strconv.Itoa(SchemaVersion)} {
-		if _, err := db.Exec(q); err != nil {
-			return ioError(err, "prepare %s", s.path)
+	if fresh {
+		if err := initSQLite(db); err != nil {
+			return ioError(err, "initialise %s", s.path)
 		}
 	}
 	if err := s.loadHeader(header); err != nil {
@@ -111,11 +215,26 @@ func (s *SQLite) open(header Header) error {
 	if err := s.loadEvents(); err != nil {
 		return err
 	}
+	s.next = int64(len(s.events))
 	s.insert, err = db.Prepare(`INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op) VALUES (?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return ioError(err, "prepare insert")
 	}
 	return nil
+}
+
+// initSQLite creates the schema and stamps the version in one transaction,
+// so a crash leaves a new database or a complete one.
+func initSQLite(db *sql.DB) error {
+	tx, err := db.Begin()
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(schema + `PRAGMA user_version=` + strconv.Itoa(SchemaVersion) + `;`); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
 }
 
 func (s *SQLite) loadHeader(want Header) error {
@@ -196,6 +315,10 @@ func ReadSQLite(db *sql.DB, sessionID string) ([]event.Event, error) {
 	return events, nil
 }
 
+func (s *SQLite) location(index int) string {
+	return s.path + ": session " + strconv.Quote(s.header.ID) + ", row of seq " + strconv.Itoa(index)
+}
+
 // Header implements Store.
 func (s *SQLite) Header() Header { return s.header }
 
@@ -212,10 +335,26 @@ func (s *SQLite) Append(e event.Event) error {
 	if s.closed {
 		return event.Errorf(event.CodePersistClosed, e.Seq, "store %s is closed", s.path)
 	}
+	if e.Seq != s.next {
+		return event.Errorf(event.CodePersistConflict, e.Seq, "session %q holds %d events: event %d is not the next one (two sessions write through one store?)", s.header.ID, s.next, e.Seq)
+	}
 	sources, op := markerColumns(&e)
+	if s.policy == SyncOnTurnEnd && e.Type == event.TypeTurnEnd {
+		// The commit of a turn/end syncs the WAL, and with it every
+		// earlier commit (STORE-11); a failed sync fails this append.
+		if _, err := s.db.Exec(`PRAGMA synchronous=FULL`); err != nil {
+			return ioError(err, "sync before event %d", e.Seq)
+		}
+		defer s.db.Exec(`PRAGMA synchronous=NORMAL`)
+	}
 	if _, err := s.insert.Exec(s.header.ID, e.Seq, string(e.Type), e.Time, string(e.Data), sources, op); err != nil {
+		var se sqlite3.Error
+		if errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey {
+			return &event.Error{Code: event.CodePersistConflict, Index: -1, Seq: e.Seq, Detail: "event " + strconv.FormatInt(e.Seq, 10) + " of session " + strconv.Quote(s.header.ID) + " is already stored: another writer got there first", Cause: err}
+		}
 		return ioError(err, "insert event %d", e.Seq)
 	}
+	s.next++
 	return nil
 }
 
@@ -250,6 +389,7 @@ func (s *SQLite) Close() error {
 		return nil
 	}
 	s.closed = true
+	defer detach(s)
 	err := errors.Join(s.insert.Close(), s.db.Close(), s.lock.Close())
 	if err != nil {
 		return ioError(err, "close %s", s.path)
@@ -265,4 +405,74 @@ func (s *SQLite) crash() {
 	s.insert.Close()
 	s.db.Close()
 	s.lock.Close()
+	detach(s)
+}
+
+// SQLiteReader reads the sessions of a SQLite database without locking or
+// changing it (conformance validate uses it). Opening checks the file as
+// OpenSQLite does (STORE-5, STORE-9), reading only.
+type SQLiteReader struct {
+	db   *sql.DB
+	path string
+}
+
+// OpenSQLiteReader opens the database at path for reading. A new (empty)
+// database has no sessions.
+func OpenSQLiteReader(path string) (*SQLiteReader, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, ioError(err, "open %s", path)
+	}
+	fresh, err := inspectSQLite(path)
+	if err != nil {
+		return nil, err
+	}
+	r := &SQLiteReader{path: path}
+	if fresh {
+		return r, nil
+	}
+	dsn, err := readOnlyDSN(path)
+	if err != nil {
+		return nil, err
+	}
+	if r.db, err = sql.Open("sqlite3", dsn); err != nil {
+		return nil, ioError(err, "open %s", path)
+	}
+	return r, nil
+}
+
+// Sessions returns the ids of the database's sessions, sorted.
+func (r *SQLiteReader) Sessions() ([]string, error) {
+	if r.db == nil {
+		return nil, nil
+	}
+	rows, err := r.db.Query(`SELECT id FROM sessions ORDER BY id`)
+	if err != nil {
+		return nil, ioError(err, "list the sessions of %s", r.path)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, event.Errorf(event.CodePersistCorrupt, -1, "%s: a session id: %v", r.path, err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// Events reads the events of one session (ReadSQLite).
+func (r *SQLiteReader) Events(sessionID string) ([]event.Event, error) {
+	if r.db == nil {
+		return nil, nil
+	}
+	return ReadSQLite(r.db, sessionID)
+}
+
+// Close closes the reader.
+func (r *SQLiteReader) Close() error {
+	if r.db == nil {
+		return nil
+	}
+	return r.db.Close()
 }

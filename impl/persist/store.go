@@ -3,6 +3,8 @@ package persist
 import (
 	"errors"
 	"os"
+	"reflect"
+	"sync"
 	"syscall"
 
 	"github.com/surfacelog/surface/impl/event"
@@ -56,6 +58,9 @@ type LoadReport struct {
 	// TornBytes is the length of a torn last line that will be cut off
 	// before the next append (STORE-2); 0 when there was none.
 	TornBytes int64
+	// Quarantine names the file that holds a copy of the torn bytes
+	// (STORE-8); "" when nothing is to be cut.
+	Quarantine string
 	// Closers are the events Resume appended to repair an open turn.
 	Closers []event.Event
 }
@@ -87,12 +92,20 @@ type Session struct {
 // Resume loads a store into a session through the seed constructor
 // (STORE-3), repairs an open last turn by appending closers through the
 // store (STORE-7), and returns a Session whose appends are durable.
+//
+// A store has at most one live session (STORE-10): a second Resume of the
+// same store fails with persist.locked, whether or not the first succeeded
+// in repairing, so two sessions can never write through one store.
 func Resume(store Store, opts ...session.Option) (*Session, LoadReport, error) {
 	report := store.Report()
+	if err := attach(store); err != nil {
+		return nil, report, err
+	}
 	opts = append(opts, session.WithWriteAhead(store.Append))
 	s, err := session.Seed(store.Events(), opts...)
 	if err != nil {
-		return nil, report, err
+		detach(store)
+		return nil, report, locate(store, err)
 	}
 	closers, err := s.Repair()
 	report.Closers = closers
@@ -102,15 +115,65 @@ func Resume(store Store, opts ...session.Option) (*Session, LoadReport, error) {
 	return &Session{Session: s, Store: store}, report, nil
 }
 
+// locator is implemented by stores that can say where the event at an
+// index of their log is kept, so a rejection names the line or row.
+type locator interface{ location(index int) string }
+
+// locate adds the place of a rejected seed event to err.
+func locate(store Store, err error) error {
+	var ee *event.Error
+	l, ok := store.(locator)
+	if !ok || !errors.As(err, &ee) || ee == nil || ee.Index < 0 {
+		return err
+	}
+	out := *ee
+	out.Detail = l.location(ee.Index) + ": " + ee.Detail
+	return &out
+}
+
+// live holds the stores that have a live session (STORE-10).
+var live sync.Map
+
+// attach records that store gets a live session, or fails with
+// persist.locked when it has one. A store of a type that cannot be a map
+// key is not tracked here; its own seq check (persist.conflict) still
+// keeps a second session from writing.
+func attach(store Store) error {
+	if !reflect.TypeOf(store).Comparable() {
+		return nil
+	}
+	if _, loaded := live.LoadOrStore(store, struct{}{}); loaded {
+		return event.Errorf(event.CodePersistLocked, -1, "the store already has a live session: use that session (one store, one session)")
+	}
+	return nil
+}
+
+// detach forgets a live session whose construction failed.
+func detach(store Store) {
+	if reflect.TypeOf(store).Comparable() {
+		live.Delete(store)
+	}
+}
+
+// Close closes the session's store; the session takes no more appends.
+func (s *Session) Close() error {
+	err := s.Store.Close()
+	detach(s.Store)
+	return err
+}
+
 // Fork forks src at boundary (SURF-24) into dst, which must be a new,
 // empty store (its header should name src as ParentSession and the
 // boundary+1 as SeedLength). The child's events are written to dst.
 func Fork(src *Session, boundary int64, dst Store, opts ...session.Option) (*Session, error) {
 	if len(dst.Events()) != 0 {
-		return nil, event.Errorf(event.CodePersistCorrupt, -1, "fork target is not empty")
+		return nil, event.Errorf(event.CodePersistConflict, -1, "fork target is not empty")
 	}
 	child, err := src.Session.Fork(boundary)
 	if err != nil {
+		return nil, err
+	}
+	if err := attach(dst); err != nil {
 		return nil, err
 	}
 	for _, e := range child.Events() {
@@ -121,6 +184,7 @@ func Fork(src *Session, boundary int64, dst Store, opts ...session.Option) (*Ses
 	opts = append(opts, session.WithWriteAhead(dst.Append))
 	s, err := session.Seed(child.Events(), opts...)
 	if err != nil {
+		detach(dst)
 		return nil, err
 	}
 	return &Session{Session: s, Store: dst}, nil

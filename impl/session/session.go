@@ -19,9 +19,17 @@ import (
 type Option func(*config)
 
 type config struct {
-	clock      func() int64
-	writeAhead func(event.Event) error
-	trace      *tracer
+	clock        func() int64
+	writeAhead   func(event.Event) error
+	trace        *tracer
+	seedProgress func(done, total int)
+}
+
+// WithSeedProgress makes Seed report its progress: fn is called with the
+// number of events checked so far and the total, every 65,536 events and
+// once at the end. A validator uses it to show a progress bar.
+func WithSeedProgress(fn func(done, total int)) Option {
+	return func(c *config) { c.seedProgress = fn }
 }
 
 // WithWriteAhead makes every append call write with the accepted event
@@ -93,6 +101,12 @@ func Seed(events []event.Event, opts ...Option) (*Session, error) {
 		if s.cfg.trace != nil {
 			s.traceEvent(&s.log[len(s.log)-1])
 		}
+		if s.cfg.seedProgress != nil && (i+1)%65536 == 0 {
+			s.cfg.seedProgress(i+1, len(events))
+		}
+	}
+	if s.cfg.seedProgress != nil {
+		s.cfg.seedProgress(len(events), len(events))
 	}
 	if s.cfg.trace != nil {
 		if err := s.mgr.Sync(s.log); err != nil {

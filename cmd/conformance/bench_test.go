@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/surfacelog/surface/impl/persist"
+	"github.com/surfacelog/surface/internal/traffic"
+)
+
+// BenchmarkValidate compares `conformance validate` with the library's own
+// Resume of the same JSONL file, in one run (STORE-12: validate must stay
+// within 1.5x of Resume in time and memory). Run with
+//
+//	go test ./cmd/conformance -run '^$' -bench Validate -benchtime 3x
+func BenchmarkValidate(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		events, err := traffic.Log(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		path := filepath.Join(b.TempDir(), "v.jsonl")
+		st, err := persist.OpenJSONL(path, persist.Header{ID: "v"}, persist.WithSync(persist.SyncNever))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, e := range events {
+			if err := st.Append(e); err != nil {
+				b.Fatal(err)
+			}
+		}
+		st.Close()
+		fi, _ := os.Stat(path)
+		b.Run(fmt.Sprintf("%d/validate", n), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(fi.Size())
+			for i := 0; i < b.N; i++ {
+				if code := validateCmd([]string{"--progress", "never", path}, io.Discard, io.Discard); code != 0 {
+					b.Fatalf("validate exited %d", code)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("%d/resume", n), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(fi.Size())
+			for i := 0; i < b.N; i++ {
+				st, err := persist.OpenJSONL(path, persist.Header{ID: "v"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				s, _, err := persist.Resume(st)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = s.Messages()
+				s.Close()
+			}
+		})
+	}
+}
