@@ -82,7 +82,7 @@ func FuzzSeed(f *testing.F) {
 			}
 			return
 		}
-		got := ops.State{Events: is.Events(), Surface: is.Surface(), Messages: is.Messages()}
+		got := ops.StateOf(is)
 		if want := ms.State(); !ops.EqualState(want, got) {
 			t.Fatalf("state differs:\n%s", ops.Diff(want, got))
 		}

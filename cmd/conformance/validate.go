@@ -91,7 +91,7 @@ func validatePath(path, sessionID string, withModel bool, prog *progress, stdout
 		size = fi.Size()
 	}
 	prog.phase("reading "+path, size)
-	_, events, torn, err := persist.DecodeJSONL(prog.reader(f), path)
+	_, events, torn, err := persist.DecodeJSONL(prog.reader(f), path, size)
 	f.Close()
 	if err != nil {
 		fmt.Fprintf(stdout, "%s: INVALID %s\n", path, err)
@@ -169,7 +169,7 @@ func checkLog(name string, events []event.Event, withModel bool, prog *progress,
 	} else if len(closers) > 0 {
 		open = fmt.Sprintf(" (last turn open: resume will append %d closers)", len(closers))
 	}
-	fmt.Fprintf(stdout, "%s: OK %d events, %d surface nodes, %d messages%s%s\n", name, len(events), len(s.Surface()), len(s.Messages()), open, note)
+	fmt.Fprintf(stdout, "%s: OK %d events, %d surface nodes, %d messages%s%s\n", name, len(events), s.Surface().Len(), s.Messages().Len(), open, note)
 	return validOK
 }
 

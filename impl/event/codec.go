@@ -70,46 +70,13 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 // sourceEventSeqs is not rejected here: it is decoded to a canonical invalid
 // value (OpMalformed, OpMalformedReplace, or a source of -1) so that Check
 // reports it in the order of SURF-16, after contiguity and data checks.
-// Data is kept as given; Check compacts it.
+// Data is compacted when it is valid JSON and kept as sent otherwise; Check
+// checks it. To decode many events in one scan each, use a Decoder.
 func Decode(b []byte) (Event, error) {
-	var e Event
-	members, ok := objectMembers(b)
-	if !ok {
-		return e, Errorf(CodeInvalidEnvelope, -1, "an event must be a JSON object without duplicate members")
-	}
-	var have [6]bool
-	for _, m := range members {
-		switch m.key {
-		case "type":
-			var s string
-			if json.Unmarshal(m.value, &s) != nil || m.value[0] != '"' {
-				return e, Errorf(CodeInvalidEnvelope, -1, "type must be a string")
-			}
-			e.Type, have[0] = Type(s), true
-		case "seq":
-			v, ok := safeInteger(m.value)
-			if !ok {
-				return e, Errorf(CodeInvalidEnvelope, -1, "seq must be an integer in [0, 2^53-1]")
-			}
-			e.Seq, have[1] = v, true
-		case "time":
-			v, ok := safeInteger(m.value)
-			if !ok {
-				return e, Errorf(CodeInvalidEnvelope, -1, "time must be an integer in [0, 2^53-1]")
-			}
-			e.Time, have[2] = v, true
-		case "data":
-			e.Data, have[3] = m.value, true
-		case "sourceEventSeqs":
-			e.Sources, have[4] = decodeSources(m.value), true
-		case "surfaceOp":
-			e.Op, have[5] = decodeOp(m.value), true
-		default:
-			return e, Errorf(CodeInvalidEnvelope, -1, "unknown member %q", m.key)
-		}
-	}
-	if !have[0] || !have[1] || !have[2] || !have[3] {
-		return e, Errorf(CodeInvalidEnvelope, -1, "type, seq, time and data are required")
+	var a arena
+	e, _, err := decodeWire(b, &a)
+	if err != nil {
+		return Event{}, err
 	}
 	return e, nil
 }
@@ -136,6 +103,9 @@ func objectMembers(b []byte) ([]rawMember, bool) {
 
 // safeInteger reads a JSON number with an integral value in [0, 2^53-1].
 func safeInteger(v []byte) (int64, bool) {
+	if n, ok := parseSmallInt(v); ok {
+		return n, true
+	}
 	if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
 		return 0, false
 	}
@@ -146,23 +116,38 @@ func safeInteger(v []byte) (int64, bool) {
 	return int64(f), true
 }
 
+// decodeSources reads a sourceEventSeqs value; anything that is not an
+// array of safe integers decodes to a list holding -1 in the bad places
+// (sources.invalid in check order).
 func decodeSources(v []byte) []int64 {
-	var raw []json.RawMessage
-	if v[0] != '[' || json.Unmarshal(v, &raw) != nil {
+	i := skipSpace(v, 0)
+	if i >= len(v) || v[i] != '[' || !ValidSyntax(v) {
 		return []int64{-1}
 	}
-	out := make([]int64, len(raw))
-	for i, r := range raw {
-		s, ok := safeInteger(r)
+	out := make([]int64, 0, 4)
+	i = skipSpace(v, i+1)
+	if i < len(v) && v[i] == ']' {
+		return out
+	}
+	for {
+		end := valueEnd(v, i)
+		s, ok := safeInteger(v[i:end])
 		if !ok {
 			s = -1
 		}
-		out[i] = s
+		out = append(out, s)
+		i = skipSpace(v, end)
+		if v[i] == ']' {
+			return out
+		}
+		i = skipSpace(v, i+1) // past ','
 	}
-	return out
 }
 
 func decodeOp(v []byte) SurfaceOp {
+	if string(v) == `"append"` {
+		return Append()
+	}
 	if v[0] == '"' {
 		var s string
 		if json.Unmarshal(v, &s) == nil && s == "append" {
@@ -204,7 +189,7 @@ func DecodeMarkers(surfaceOp, sources []byte) (SurfaceOp, []int64) {
 	var op SurfaceOp
 	var srcs []int64
 	if len(surfaceOp) > 0 {
-		if _, _, why := scan(surfaceOp, true); why != "" {
+		if !ValidSyntax(surfaceOp) {
 			op = SurfaceOp{Kind: OpMalformed}
 		} else {
 			op = decodeOp(surfaceOp)

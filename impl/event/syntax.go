@@ -7,12 +7,19 @@ package event
 // that are not JSON at all) from a complete line that breaks a rule
 // (STORE-2). It does not recurse, so no input can exhaust the stack.
 func ValidSyntax(b []byte) bool {
-	var open []byte // the containers entered and not yet closed: '{' or '['
 	i := skipSpace(b, 0)
+	end := valueEnd(b, i)
+	return end >= 0 && skipSpace(b, end) == len(b)
+}
+
+// valueEnd returns the index just past the JSON value that starts at b[i]
+// (checking its syntax as ValidSyntax does), or -1 when there is none.
+func valueEnd(b []byte, i int) int {
+	var open []byte // the containers entered and not yet closed: '{' or '['
 	for {
 		// A value starts at b[i].
 		if i >= len(b) {
-			return false
+			return -1
 		}
 		closed := false // whether the value ended (false: a container was entered)
 		switch c := b[i]; {
@@ -26,55 +33,55 @@ func ValidSyntax(b []byte) bool {
 			open = append(open, c)
 			if c == '{' {
 				if i = memberKey(b, i); i < 0 {
-					return false
+					return -1
 				}
 			}
 		case c == '"':
 			if i = stringEnd(b, i); i < 0 {
-				return false
+				return -1
 			}
 			closed = true
 		case c == '-' || isDigit(c):
 			if i = numberEnd(b, i); i < 0 {
-				return false
+				return -1
 			}
 			closed = true
 		case c == 't':
 			if i = literalEnd(b, i, "true"); i < 0 {
-				return false
+				return -1
 			}
 			closed = true
 		case c == 'f':
 			if i = literalEnd(b, i, "false"); i < 0 {
-				return false
+				return -1
 			}
 			closed = true
 		case c == 'n':
 			if i = literalEnd(b, i, "null"); i < 0 {
-				return false
+				return -1
 			}
 			closed = true
 		default:
-			return false
+			return -1
 		}
 		if !closed {
 			continue
 		}
 		// After a value: close containers, or move to the next element.
 		for {
-			i = skipSpace(b, i)
 			if len(open) == 0 {
-				return i == len(b)
+				return i
 			}
+			i = skipSpace(b, i)
 			if i >= len(b) {
-				return false
+				return -1
 			}
 			top := open[len(open)-1]
 			if b[i] == ',' {
 				i = skipSpace(b, i+1)
 				if top == '{' {
 					if i = memberKey(b, i); i < 0 {
-						return false
+						return -1
 					}
 				}
 				break
@@ -84,7 +91,7 @@ func ValidSyntax(b []byte) bool {
 				i++
 				continue
 			}
-			return false
+			return -1
 		}
 	}
 }

@@ -12,7 +12,11 @@ import (
 // candidate at index wantSeq of a log, in the order of SURF-16. It replaces
 // e.Data by its compact form (SURF-4). The positional replace rules
 // (SURF-12 to SURF-14) need the surface and are checked by the caller.
-func Check(e *Event, wantSeq int64) *Error {
+func Check(e *Event, wantSeq int64) *Error { return check(e, wantSeq, false) }
+
+// check is Check; with dataChecked, e.Data is known to be compact and to
+// pass SURF-4 and SURF-5 (a Decoder checked it as it decoded it).
+func check(e *Event, wantSeq int64, dataChecked bool) *Error {
 	// SURF-1: the envelope's integers.
 	if e.Seq < 0 || e.Seq > MaxSafeInteger {
 		return Errorf(CodeInvalidEnvelope, -1, "seq %d is not an integer in [0, 2^53-1]", e.Seq)
@@ -29,16 +33,18 @@ func Check(e *Event, wantSeq int64) *Error {
 	if !ok {
 		return Errorf(CodeUnknownType, e.Seq, "unknown event type %q", e.Type)
 	}
-	// SURF-4
-	compact, members, why := compactData(e.Data)
-	if why != "" {
-		return Errorf(CodeDataNotJSON, e.Seq, "data of %s: %s", e.Type, why)
+	if !dataChecked {
+		// SURF-4
+		compact, members, why := compactData(e.Data)
+		if why != "" {
+			return Errorf(CodeDataNotJSON, e.Seq, "data of %s: %s", e.Type, why)
+		}
+		// SURF-5
+		if err := checkShape(spec, compact, members); err != "" {
+			return Errorf(CodeDataInvalid, e.Seq, "data of %s: %s", e.Type, err)
+		}
+		e.Data = compact
 	}
-	// SURF-5
-	if err := checkShape(spec, compact, members); err != "" {
-		return Errorf(CodeDataInvalid, e.Seq, "data of %s: %s", e.Type, err)
-	}
-	e.Data = compact
 	// SURF-6
 	if !spec.Surface {
 		if !e.Op.IsZero() {

@@ -6,11 +6,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/session"
 	"github.com/surfacelog/surface/internal/traffic"
 )
 
@@ -86,7 +93,7 @@ var (
 )
 
 // logOfSize returns a valid log of n events of realistic traffic.
-func logOfSize(b *testing.B, n int) []event.Event {
+func logOfSize(b testing.TB, n int) []event.Event {
 	l, err := traffic.Log(n)
 	if err != nil {
 		b.Fatal(err)
@@ -143,9 +150,11 @@ func (s *SQLite) Path() string { return s.path }
 var sizes = []int{100_000, 1_000_000}
 
 // BenchmarkResume measures opening a store and resuming its session (every
-// rule checked, surface built) for 100k and 1M events, beside the raw
-// floor of the same run: plain encoding/json decode of the same JSONL
-// file, and a plain SELECT of the same rows.
+// rule checked, surface built, messages derived) for 100k and 1M events,
+// beside the raw floor of the same run: a plain encoding/json decode of
+// every line of the same JSONL file into memory, and a plain SELECT of the
+// same rows into Go values. cpu-ns/op is the process's user and system CPU
+// time per operation (the garbage collector's work included).
 func BenchmarkResume(b *testing.B) {
 	for _, size := range sizes {
 		for _, backend := range []string{"jsonl", "sqlite"} {
@@ -153,27 +162,16 @@ func BenchmarkResume(b *testing.B) {
 			n := len(logOfSize(b, size)) // the log of n events plus the closers of its last turn
 			b.Run(fmt.Sprintf("%s/%d/resume", backend, size), func(b *testing.B) {
 				b.ReportAllocs()
+				defer cpuTime(b)()
 				for i := 0; i < b.N; i++ {
-					var st Store
-					var err error
-					if backend == "jsonl" {
-						st, err = OpenJSONL(path, hdr("r"))
-					} else {
-						st, err = OpenSQLite(path, hdr("r"))
+					if s := resumeOnce(b, backend, path); s.Len() != n {
+						b.Fatalf("resumed %d events", s.Len())
 					}
-					if err != nil {
-						b.Fatal(err)
-					}
-					s, _, err := Resume(st)
-					if err != nil || s.Len() != n {
-						b.Fatal(err)
-					}
-					_ = s.Messages()
-					st.Close()
 				}
 			})
 			b.Run(fmt.Sprintf("%s/%d/floor", backend, size), func(b *testing.B) {
 				b.ReportAllocs()
+				defer cpuTime(b)()
 				for i := 0; i < b.N; i++ {
 					if backend == "jsonl" {
 						rawDecode(b, path, n)
@@ -186,6 +184,136 @@ func BenchmarkResume(b *testing.B) {
 	}
 }
 
+// resumeOnce opens the store at path and resumes it; the store is closed.
+func resumeOnce(b testing.TB, backend, path string) *Session {
+	var st Store
+	var err error
+	if backend == "jsonl" {
+		st, err = OpenJSONL(path, hdr("r"))
+	} else {
+		st, err = OpenSQLite(path, hdr("r"))
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, _, err := Resume(st)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = s.Messages()
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// cpuTime reports the process's CPU time per operation when the returned
+// function runs (defer it).
+func cpuTime(b *testing.B) func() {
+	before := processCPU()
+	return func() { b.ReportMetric(float64(processCPU()-before)/float64(b.N), "cpu-ns/op") }
+}
+
+func processCPU() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkResumeFootprint runs one resume of 1M events, and one floor
+// decode of the same file, each in a process of its own, and reports the
+// process's peak RSS and CPU time, and the heap the resumed session keeps
+// per event beside a session seeded from the same events in memory.
+func BenchmarkResumeFootprint(b *testing.B) {
+	const size = 1_000_000
+	n := len(logOfSize(b, size)) // the closers of the last turn are stored too
+	for _, backend := range []string{"jsonl", "sqlite"} {
+		path := storeOfSize(b, backend, size)
+		for _, what := range []string{"resume", "floor"} {
+			b.Run(fmt.Sprintf("%s/%d/%s", backend, size, what), func(b *testing.B) {
+				var rss, cpu int64
+				for i := 0; i < b.N; i++ {
+					cmd := exec.Command(os.Args[0], "-test.run=^TestFootprintChild$", "-test.count=1")
+					cmd.Env = append(os.Environ(), "SURFACE_FOOTPRINT="+backend+":"+what+":"+path+":"+strconv.Itoa(n))
+					out, err := cmd.CombinedOutput()
+					if err != nil {
+						b.Fatalf("child: %v\n%s", err, out)
+					}
+					// The child reports its own high-water mark: the rusage
+					// of a child also counts the parent's pages it had
+					// before exec.
+					m := regexp.MustCompile(`VmHWM:\s+(\d+) kB`).FindSubmatch(out)
+					if m == nil {
+						b.Fatalf("child did not report VmHWM:\n%s", out)
+					}
+					kb, _ := strconv.ParseInt(string(m[1]), 10, 64)
+					rss += kb * 1024
+					ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+					cpu += ru.Utime.Nano() + ru.Stime.Nano()
+				}
+				b.ReportMetric(float64(rss)/float64(b.N)/(1<<20), "peak-MiB")
+				b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms")
+			})
+		}
+	}
+	events := logOfSize(b, size)
+	path := storeOfSize(b, "jsonl", size)
+	b.Run(fmt.Sprintf("heap/%d/resumed", size), func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			b.ReportMetric(heapPerEvent(func() any { return resumeOnce(b, "jsonl", path) }, len(events)), "B/event")
+		}
+	})
+	b.Run(fmt.Sprintf("heap/%d/seeded", size), func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			b.ReportMetric(heapPerEvent(func() any {
+				s, err := session.Seed(events)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = s.Messages()
+				return s
+			}, len(events)), "B/event")
+		}
+	})
+}
+
+// heapPerEvent returns the heap that what build returns keeps, per event.
+func heapPerEvent(build func() any, n int) float64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	kept := build()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(kept)
+	return float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
+}
+
+// TestFootprintChild is the process BenchmarkResumeFootprint measures.
+func TestFootprintChild(t *testing.T) {
+	spec := os.Getenv("SURFACE_FOOTPRINT")
+	if spec == "" {
+		t.Skip("only runs as a child of BenchmarkResumeFootprint")
+	}
+	parts := strings.SplitN(spec, ":", 4)
+	backend, what, path := parts[0], parts[1], parts[2]
+	n, _ := strconv.Atoi(parts[3])
+	defer func() {
+		status, _ := os.ReadFile("/proc/self/status")
+		fmt.Println(regexp.MustCompile(`VmHWM:\s+\d+ kB`).FindString(string(status)))
+	}()
+	if what == "resume" {
+		s := resumeOnce(t, backend, path)
+		runtime.KeepAlive(s)
+		return
+	}
+	if backend == "jsonl" {
+		runtime.KeepAlive(rawDecode(t, path, n))
+	} else {
+		runtime.KeepAlive(rawSelect(t, path, n))
+	}
+}
+
 type rawEvent struct {
 	Type            string          `json:"type"`
 	Seq             int64           `json:"seq"`
@@ -195,7 +323,9 @@ type rawEvent struct {
 	SurfaceOp       json.RawMessage `json:"surfaceOp"`
 }
 
-func rawDecode(b *testing.B, path string, n int) {
+// rawDecode decodes every line of a JSONL file with encoding/json and
+// keeps the result, as a plain loader would.
+func rawDecode(b testing.TB, path string, n int) []rawEvent {
 	f, err := os.Open(path)
 	if err != nil {
 		b.Fatal(err)
@@ -203,7 +333,7 @@ func rawDecode(b *testing.B, path string, n int) {
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 64<<10)
 	r.ReadSlice('\n') // header
-	count := 0
+	var out []rawEvent
 	for {
 		line, err := r.ReadSlice('\n')
 		if len(line) == 0 {
@@ -213,17 +343,27 @@ func rawDecode(b *testing.B, path string, n int) {
 		if json.Unmarshal(line, &e) != nil {
 			b.Fatal("bad line")
 		}
-		count++
+		out = append(out, e)
 		if err != nil {
 			break
 		}
 	}
-	if count != n {
-		b.Fatalf("decoded %d", count)
+	if len(out) != n {
+		b.Fatalf("decoded %d", len(out))
 	}
+	return out
 }
 
-func rawSelect(b *testing.B, path string, n int) {
+// rawRow is a row of the events table as plain Go values.
+type rawRow struct {
+	seq, time   int64
+	typ, data   string
+	sources, op sql.NullString
+}
+
+// rawSelect reads every row of the session with a plain SELECT and keeps
+// the values.
+func rawSelect(b testing.TB, path string, n int) []rawRow {
 	db, err := sql.Open("sqlite3", "file:"+path)
 	if err != nil {
 		b.Fatal(err)
@@ -233,16 +373,15 @@ func rawSelect(b *testing.B, path string, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	count := 0
+	var out []rawRow
 	for rows.Next() {
-		var seq, t int64
-		var typ, data string
-		var src, op sql.NullString
-		rows.Scan(&seq, &typ, &t, &data, &src, &op)
-		count++
+		var r rawRow
+		rows.Scan(&r.seq, &r.typ, &r.time, &r.data, &r.sources, &r.op)
+		out = append(out, r)
 	}
 	rows.Close()
-	if count != n {
-		b.Fatalf("selected %d", count)
+	if len(out) != n {
+		b.Fatalf("selected %d", len(out))
 	}
+	return out
 }

@@ -83,7 +83,7 @@ func checkRecovered(t *testing.T, st Store, all []event.Event, acked, most int) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := ops.State{Events: s.Events(), Surface: s.Surface(), Messages: s.Messages()}
+	got := ops.StateOf(s.Session)
 	if !ops.EqualState(ops.State{Events: ms.Log, Surface: ms.Surface, Messages: ms.Messages}, got) {
 		t.Fatalf("state after recovery differs from the model")
 	}

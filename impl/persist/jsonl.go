@@ -42,7 +42,7 @@ type JSONL struct {
 	wrap    func(File) File
 	policy  SyncPolicy
 	header  Header
-	events  []event.Event
+	log     *event.Log // the events loaded, until Resume takes them
 	report  LoadReport
 	size    int64 // bytes of good content; the next line goes here
 	next    int64 // seq of the next event: the number of events in the file
@@ -145,12 +145,16 @@ func syncDir(path string) error {
 }
 
 func (j *JSONL) load() error {
-	sc, err := scan(j.osFile, j.path)
+	size := int64(-1)
+	if fi, err := j.osFile.Stat(); err == nil {
+		size = fi.Size()
+	}
+	sc, err := scan(j.osFile, j.path, size)
 	if err != nil {
 		return err
 	}
-	j.header, j.events, j.size, j.next = sc.header, sc.events, sc.good, int64(len(sc.events))
-	j.report = LoadReport{Events: len(sc.events), TornBytes: int64(len(sc.torn))}
+	j.header, j.log, j.size, j.next = sc.header, sc.log, sc.good, int64(sc.log.Len())
+	j.report = LoadReport{Events: sc.log.Len(), TornBytes: int64(len(sc.torn))}
 	if len(sc.torn) > 0 {
 		q, err := quarantine(j.path, sc.good, sc.torn)
 		if err != nil {
@@ -197,7 +201,7 @@ func quarantine(path string, offset int64, torn []byte) (string, error) {
 // scanned is what scan found in a JSONL session file.
 type scanned struct {
 	header Header
-	events []event.Event
+	log    *event.Log
 	good   int64  // length of the header and the complete event lines
 	torn   []byte // a torn last line (STORE-2), or nil
 }
@@ -206,18 +210,23 @@ type scanned struct {
 // last line (STORE-2). A line that is complete and JSON but not an event
 // is an error naming the line, wherever it is; a line that is not JSON is
 // a torn tail when it is the last line and persist.corrupt otherwise.
-func scan(f io.Reader, path string) (scanned, error) {
-	var sc scanned
+//
+// size, when not -1, is the file's size: once the first lines are read,
+// the decoder makes room for as many events as the file seems to hold, so
+// a large log is not copied as it grows.
+func scan(f io.Reader, path string, size int64) (sc scanned, err error) {
+	var d event.Decoder
+	defer func() { sc.log = d.Log() }()
 	r := bufio.NewReaderSize(f, 64<<10)
 	line, rerr := readLine(r)
 	if rerr != nil && rerr != io.EOF {
 		return sc, ioError(rerr, "read %s", path)
 	}
-	h, err := readHeader(line, path)
-	if err != nil {
+	if sc.header, err = readHeader(line, path); err != nil {
 		return sc, err
 	}
-	sc.header, sc.good = h, int64(len(line))
+	sc.good = int64(len(line))
+	headerLen := sc.good
 	for lineNo := 2; ; lineNo++ {
 		line, rerr = readLine(r)
 		if rerr != nil && rerr != io.EOF {
@@ -227,20 +236,25 @@ func scan(f io.Reader, path string) (scanned, error) {
 			return sc, nil
 		}
 		if line[len(line)-1] != '\n' { // (a) a last line without its newline
-			sc.torn = line
+			sc.torn = append([]byte(nil), line...)
 			return sc, nil
 		}
-		e, derr := event.Decode(line[:len(line)-1])
+		// One scan: the envelope is decoded and the data checked and
+		// compacted into the log's memory (event.Decoder).
+		derr := d.Decode(line[:len(line)-1])
 		if derr == nil {
-			sc.events = append(sc.events, e)
 			sc.good += int64(len(line))
+			if lineNo == 1025 && size > 0 {
+				perLine := (sc.good - headerLen) / 1024
+				d.Grow(int((size - sc.good) / max(perLine, 1) * 21 / 20))
+			}
 			continue
 		}
 		if event.ValidSyntax(line[:len(line)-1]) { // JSON, but not an event: never cut
-			return sc, lineError(derr, path, lineNo, len(sc.events))
+			return sc, lineError(derr, path, lineNo, d.Len())
 		}
 		if _, perr := r.Peek(1); perr == io.EOF { // (b) a last line that is not JSON
-			sc.torn = line
+			sc.torn = append([]byte(nil), line...)
 			return sc, nil
 		}
 		return sc, event.Errorf(event.CodePersistCorrupt, -1, "%s: line %d is not JSON; only the last line may be torn", path, lineNo)
@@ -320,7 +334,15 @@ func errOr(err, fallback error) error {
 func (j *JSONL) Header() Header { return j.header }
 
 // Events implements Store.
-func (j *JSONL) Events() []event.Event { return j.events }
+// The events are those loaded at open, until Resume hands them to the
+// session (the store keeps no copy of a resumed log).
+func (j *JSONL) Events() []event.Event { return j.log.Events() }
+
+// takeLog implements logStore.
+func (j *JSONL) takeLog() *event.Log { return j.log }
+
+// releaseLog implements logStore.
+func (j *JSONL) releaseLog() { j.log = nil }
 
 // Report implements Store.
 func (j *JSONL) Report() LoadReport { return j.report }
@@ -411,14 +433,19 @@ func ReadJSONL(path string) (Header, []event.Event, int64, error) {
 		return Header{}, nil, 0, ioError(err, "open %s", path)
 	}
 	defer f.Close()
-	return DecodeJSONL(f, path)
+	size := int64(-1)
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
+	return DecodeJSONL(f, path, size)
 }
 
-// DecodeJSONL reads a JSONL session file from r (name is used in errors):
-// the header, the events, and the length of a torn last line (STORE-2).
-func DecodeJSONL(r io.Reader, name string) (Header, []event.Event, int64, error) {
-	sc, err := scan(r, name)
-	return sc.header, sc.events, int64(len(sc.torn)), err
+// DecodeJSONL reads a JSONL session file from r (name is used in errors;
+// size is the file's size, or -1 when unknown): the header, the events,
+// and the length of a torn last line (STORE-2).
+func DecodeJSONL(r io.Reader, name string, size int64) (Header, []event.Event, int64, error) {
+	sc, err := scan(r, name, size)
+	return sc.header, sc.log.Events(), int64(len(sc.torn)), err
 }
 
 // crash drops the store the way a killed process would: no sync, the file

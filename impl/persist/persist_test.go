@@ -138,7 +138,7 @@ func TestRoundTripAndRepair(t *testing.T) {
 			if err != nil || len(rep.Closers) != 0 {
 				t.Fatalf("second repair: %v %v", rep.Closers, err)
 			}
-			if len(st.Events()) != len(written)+3 {
+			if st.Report().Events != len(written)+3 {
 				t.Fatalf("closers were not persisted")
 			}
 		})

@@ -55,8 +55,9 @@ type SQLite struct {
 	insert *sql.Stmt
 	policy SyncPolicy
 	header Header
-	events []event.Event
-	next   int64 // seq of the next event
+	log    *event.Log // the events loaded, until Resume takes them
+	loaded int        // the number of events loaded at open
+	next   int64      // seq of the next event
 	closed bool
 }
 
@@ -215,7 +216,7 @@ func (s *SQLite) open(header Header) error {
 	if err := s.loadEvents(); err != nil {
 		return err
 	}
-	s.next = int64(len(s.events))
+	s.next = int64(s.loaded)
 	s.insert, err = db.Prepare(`INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op) VALUES (?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return ioError(err, "prepare insert")
@@ -275,58 +276,64 @@ func nullString(v string) any {
 }
 
 func (s *SQLite) loadEvents() error {
-	events, err := ReadSQLite(s.db, s.header.ID)
-	s.events = events
+	l, err := readSQLiteLog(s.db, s.header.ID)
+	s.log, s.loaded = l, l.Len()
 	return err
 }
 
 // ReadSQLite reads the events of one session from a database with the
 // schema of STORE-5, without changing it.
 func ReadSQLite(db *sql.DB, sessionID string) ([]event.Event, error) {
+	l, err := readSQLiteLog(db, sessionID)
+	return l.Events(), err
+}
+
+// readSQLiteLog reads the events of one session into an event.Log: one
+// scan of each row's data, which is checked and compacted as it is read.
+func readSQLiteLog(db *sql.DB, sessionID string) (*event.Log, error) {
+	var d event.Decoder
+	// The primary key gives the last seq at once: room for the whole log,
+	// so it is not copied as it grows.
+	var last sql.NullInt64
+	if db.QueryRow(`SELECT MAX(seq) FROM events WHERE session_id = ?`, sessionID).Scan(&last) == nil && last.Valid && last.Int64 >= 0 && last.Int64 < 1<<31 {
+		d.Grow(int(last.Int64) + 1)
+	}
 	rows, err := db.Query(`SELECT seq, type, time, data, source_event_seqs, surface_op FROM events WHERE session_id = ? ORDER BY seq`, sessionID)
 	if err != nil {
 		return nil, ioError(err, "read events")
 	}
 	defer rows.Close()
-	var events []event.Event
+	var typ, data, sources, op sql.RawBytes
 	for rows.Next() {
-		var e event.Event
-		var typ string
-		var data []byte
-		var sources, op sql.RawBytes
-		if err := rows.Scan(&e.Seq, &typ, &e.Time, &data, &sources, &op); err != nil {
-			return nil, event.Errorf(event.CodePersistCorrupt, -1, "a row of session %q: %v", sessionID, err)
+		var seq, time int64
+		if err := rows.Scan(&seq, &typ, &time, &data, &sources, &op); err != nil {
+			return d.Log(), event.Errorf(event.CodePersistCorrupt, -1, "a row of session %q: %v", sessionID, err)
 		}
 		// The columns hold the wire form's members; the markers decode as
 		// event.Decode would, and the data is checked by the seed (STORE-3).
-		e.Type, e.Data = event.Type(typ), data
-		e.Op, e.Sources = event.DecodeMarkers(op, sources)
-		if op != nil && len(op) == 0 {
-			e.Op = event.SurfaceOp{Kind: event.OpMalformed}
-		}
-		if sources != nil && len(sources) == 0 {
-			e.Sources = []int64{-1}
-		}
-		events = append(events, e)
+		d.DecodeParts(typ, seq, time, data, sources, op)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, ioError(err, "read events")
+		return d.Log(), ioError(err, "read events")
 	}
-	return events, nil
-}
-
-func (s *SQLite) location(index int) string {
-	return s.path + ": session " + strconv.Quote(s.header.ID) + ", row of seq " + strconv.Itoa(index)
+	return d.Log(), nil
 }
 
 // Header implements Store.
 func (s *SQLite) Header() Header { return s.header }
 
-// Events implements Store.
-func (s *SQLite) Events() []event.Event { return s.events }
+// Events implements Store: the events loaded at open, until Resume hands
+// them to the session.
+func (s *SQLite) Events() []event.Event { return s.log.Events() }
+
+// takeLog implements logStore.
+func (s *SQLite) takeLog() *event.Log { return s.log }
+
+// releaseLog implements logStore.
+func (s *SQLite) releaseLog() { s.log = nil }
 
 // Report implements Store.
-func (s *SQLite) Report() LoadReport { return LoadReport{Events: len(s.events)} }
+func (s *SQLite) Report() LoadReport { return LoadReport{Events: s.loaded} }
 
 // Append implements Store: one INSERT in its own transaction.
 func (s *SQLite) Append(e event.Event) error {

@@ -56,7 +56,7 @@ func (d *durable) reopen(t *rapid.T) {
 
 func (d *durable) compare(t *rapid.T) {
 	want := (&ops.Model{S: d.model}).State()
-	got := ops.State{Events: d.s.Events(), Surface: d.s.Surface(), Messages: d.s.Messages()}
+	got := ops.StateOf(d.s.Session)
 	if !ops.EqualState(want, got) {
 		t.Fatalf("state differs (-model +impl):\n%s", ops.Diff(want, got))
 	}

@@ -69,8 +69,9 @@ type LoadReport struct {
 type Store interface {
 	// Header is the session's header.
 	Header() Header
-	// Events returns the events loaded when the store was opened. They
-	// have not been checked against the rules: Resume does that.
+	// Events returns the events loaded when the store was opened, until
+	// Resume hands them to the session. They have not been checked against
+	// every rule: Resume does that. Treat them as read-only.
 	Events() []event.Event
 	// Report says what opening found.
 	Report() LoadReport
@@ -102,7 +103,17 @@ func Resume(store Store, opts ...session.Option) (*Session, LoadReport, error) {
 		return nil, report, err
 	}
 	opts = append(opts, session.WithWriteAhead(store.Append))
-	s, err := session.Seed(store.Events(), opts...)
+	var s *session.Session
+	var err error
+	if ls, ok := store.(logStore); ok && ls.takeLog() != nil {
+		// One scan per event: the store decoded and checked the data
+		// as it read it, and hands the events over without a copy.
+		if s, err = session.SeedLog(ls.takeLog(), opts...); err == nil {
+			ls.releaseLog()
+		}
+	} else {
+		s, err = session.Seed(store.Events(), opts...)
+	}
 	if err != nil {
 		detach(store)
 		return nil, report, locate(store, err)
@@ -113,6 +124,13 @@ func Resume(store Store, opts ...session.Option) (*Session, LoadReport, error) {
 		return nil, report, err
 	}
 	return &Session{Session: s, Store: store}, report, nil
+}
+
+// logStore is implemented by the stores of this package, which decode
+// their events into an event.Log as they load them.
+type logStore interface {
+	takeLog() *event.Log // the loaded log, or nil once released
+	releaseLog()         // forget the log: a session owns it now
 }
 
 // locator is implemented by stores that can say where the event at an
@@ -166,7 +184,7 @@ func (s *Session) Close() error {
 // empty store (its header should name src as ParentSession and the
 // boundary+1 as SeedLength). The child's events are written to dst.
 func Fork(src *Session, boundary int64, dst Store, opts ...session.Option) (*Session, error) {
-	if len(dst.Events()) != 0 {
+	if dst.Report().Events != 0 {
 		return nil, event.Errorf(event.CodePersistConflict, -1, "fork target is not empty")
 	}
 	child, err := src.Session.Fork(boundary)

@@ -59,7 +59,7 @@ func side(b *testing.B, kind string, n int) (traffic.Session, func() int) {
 func sideFuncs(s any) (traffic.Session, func() int) {
 	switch s := s.(type) {
 	case *session.Session:
-		return s, func() int { return len(s.Messages()) }
+		return s, func() int { return s.Messages().Len() }
 	case *model.Session:
 		return s, func() int { return len(s.Messages()) }
 	}
@@ -249,7 +249,7 @@ func BenchmarkFork(b *testing.B) {
 						if err != nil {
 							return nil, err
 						}
-						return func() int { return len(c.Messages()) }, nil
+						return func() int { return c.Messages().Len() }, nil
 					}
 				} else {
 					s, _ := model.SeedSession(log, nil)
@@ -272,5 +272,109 @@ func BenchmarkFork(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// surfaceOfSize returns a log of n user messages, every one a surface
+// node, built once per size.
+func surfaceOfSize(b *testing.B, n int) []event.Event {
+	sidesMu.Lock()
+	defer sidesMu.Unlock()
+	key := fmt.Sprint("surface", n)
+	if l, ok := sides[key]; ok {
+		return l.([]event.Event)
+	}
+	data := []byte(`{"content":[{"type":"text","text":"a question about the code"}],"source":{"kind":"user"}}`)
+	l := make([]event.Event, n)
+	for i := range l {
+		l[i] = event.Event{Type: event.TypeUserMessage, Seq: int64(i), Time: 1, Data: data, Op: event.Append()}
+	}
+	sides[key] = l
+	return l
+}
+
+// BenchmarkReplaceDerive: replace k surface nodes at the head, in the
+// middle or at the tail of a surface of n nodes, then derive the messages,
+// as a compaction or a tool-result prune followed by the next model call
+// does. Before each operation k-1 nodes are appended (untimed), so the
+// surface keeps its size. The derive must cost O(k + log n): the ratio of
+// n = 1e6 to n = 1e3 stays small for every position.
+func BenchmarkReplaceDerive(b *testing.B) {
+	user := []byte(`{"content":[{"type":"text","text":"x"}],"source":{"kind":"user"}}`)
+	summary := []byte(`{"content":[{"type":"text","text":"summary"}],"source":{"kind":"compaction"}}`)
+	for _, pos := range []string{"head", "middle", "tail"} {
+		for _, k := range []int{1, 100} {
+			for _, n := range sizes {
+				b.Run(fmt.Sprintf("%s/k=%d/%d", pos, k, n), func(b *testing.B) {
+					s, err := session.Seed(surfaceOfSize(b, n))
+					if err != nil {
+						b.Fatal(err)
+					}
+					derive(s)
+					b.ReportAllocs()
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						b.StopTimer()
+						for j := 0; j < k-1; j++ {
+							if _, err := s.Append(event.TypeUserMessage, user, &event.Intent{Op: event.Append()}); err != nil {
+								b.Fatal(err)
+							}
+						}
+						derive(s)
+						size := surfaceLen(s)
+						at := map[string]int{"head": 0, "middle": size / 2, "tail": size - k}[pos]
+						sources := make([]int64, k)
+						for q := range sources {
+							sources[q] = surfaceAt(s, at+q)
+						}
+						b.StartTimer()
+						if _, err := s.Append(event.TypeContextMessage, summary, &event.Intent{Op: event.Replace(sources[0], sources[k-1]), Sources: sources}); err != nil {
+							b.Fatal(err)
+						}
+						derive(s)
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkFirstAppendAfterSeed: the first append to a session seeded
+// with n events, beside a steady-state append to the same session; the
+// seed itself is not timed.
+func BenchmarkFirstAppendAfterSeed(b *testing.B) {
+	data := []byte(`{"todos":[]}`)
+	for _, n := range sizes {
+		log := logOf(b, n)
+		b.Run(fmt.Sprintf("first/%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				s, err := session.Seed(log)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if _, err := s.Append(event.TypeTodoWrite, data, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("steady/%d", n), func(b *testing.B) {
+			s, err := session.Seed(log)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i < 100; i++ {
+				s.Append(event.TypeTodoWrite, data, nil)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := s.Append(event.TypeTodoWrite, data, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

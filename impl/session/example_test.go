@@ -32,7 +32,7 @@ func Example() {
 	s.AppendTurnEnd(event.TurnEndData{Turn: 1, Reason: json.RawMessage(`{"kind":"completed"}`)})
 
 	fmt.Println("surface:", s.Surface())
-	for _, m := range s.Messages() {
+	for _, m := range s.Messages().All() {
 		fmt.Printf("%d %s %s\n", m.Seq, m.Role, m.Content[0])
 	}
 	// Output:
@@ -56,7 +56,7 @@ func ExampleSession_Append_replace() {
 
 	e, _ := s.AppendContextMessage(summary, event.ReplaceIntent(0, 1, 0, 1))
 	fmt.Println("surface:", s.Surface(), "log length:", s.Len())
-	for _, b := range s.Messages()[0].Content {
+	for _, b := range s.Messages().At(0).Content {
 		fmt.Println(string(b))
 	}
 	p, _ := s.Provenance(e.Seq)
@@ -89,7 +89,7 @@ func ExampleSession_Messages() {
 		Content: []json.RawMessage{json.RawMessage(`{"type":"tool-call","id":"c1","name":"ls","arguments":{}}`)}}, event.AppendIntent())
 	call, _ := s.AppendToolCall(event.ToolCallData{Turn: 1, Step: 1, CallID: "c1", Name: "ls", Arguments: "{}"})
 	s.AppendToolResult(event.ToolResultData{Turn: 1, Step: 1, CallID: "c1", Content: text("a.txt"), IsError: false}, event.AppendIntent(call.Seq))
-	for _, m := range s.Messages() {
+	for _, m := range s.Messages().All() {
 		fmt.Println(m.Role, string(m.Content[0]))
 	}
 	// Output:

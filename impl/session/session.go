@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -12,7 +11,7 @@ import (
 	"github.com/surfacelog/surface/impl/message"
 	"github.com/surfacelog/surface/impl/repair"
 	"github.com/surfacelog/surface/impl/surface"
-	"github.com/surfacelog/surface/internal/mutant"
+	"github.com/surfacelog/surface/impl/view"
 )
 
 // Option configures a Session.
@@ -62,23 +61,36 @@ type Session struct {
 	opts []Option
 	log  []event.Event
 	mgr  *surface.Manager
-	view view
-}
-
-// view caches the surface seqs and the messages, extended on append and
-// rebuilt from the first changed position after a replace.
-type view struct {
-	seqs      []int64
-	labels    []int64 // order label of each entry of seqs
-	msgs      []message.Message
-	msgLabels []int64 // order label of the node of each message
-	last      *surface.Node
-	processed int
+	// view is kept in step with the surface: the Manager reports every
+	// change it folds (append or replace), and the view applies it in
+	// O(log n), deriving each node's message once.
+	view view.Builder
+	// snap is the view as of snapAt log events: Messages and Surface hand
+	// it out until the log grows.
+	snap   view.Snapshot
+	snapAt int
 }
 
 // New returns an empty session.
 func New(opts ...Option) *Session {
-	return &Session{cfg: newConfig(opts), opts: opts, mgr: surface.New()}
+	s := &Session{cfg: newConfig(opts), opts: opts, mgr: surface.New()}
+	s.mgr.Observe(s.observe)
+	return s
+}
+
+// observe applies one folded surface change to the view. The Manager
+// calls it from Sync, with s.mu held.
+func (s *Session) observe(c surface.Change) {
+	m, ok := message.FromEvent(&s.log[c.Seq])
+	if !ok {
+		m = message.Message{Seq: c.Seq} // a node that gives no message (SURF-20)
+	}
+	e := view.Entry{Label: c.Label, Msg: m}
+	if c.Replace {
+		s.view.Replace(c.From, c.To, e)
+	} else {
+		s.view.Append(e)
+	}
 }
 
 // Seed returns a session whose log is events, checked event by event with
@@ -87,7 +99,7 @@ func New(opts ...Option) *Session {
 // Seed copies what it keeps; events is not retained.
 func Seed(events []event.Event, opts ...Option) (*Session, error) {
 	s := New(opts...)
-	s.log = make([]event.Event, 0, len(events))
+	s.log = make([]event.Event, 0, withHeadroom(len(events)))
 	for i := range events {
 		e := events[i]
 		if e.Sources != nil {
@@ -117,21 +129,62 @@ func Seed(events []event.Event, opts ...Option) (*Session, error) {
 	return s, nil
 }
 
+// withHeadroom is the capacity of a seeded log of n events: room to grow
+// by an eighth, so the first appends after a seed or a resume do not copy
+// the whole log.
+func withHeadroom(n int) int { return n + n/8 + 64 }
+
 // SeedJSON is Seed over the wire form of the events (one JSON object per
-// element), decoded with event.Decode.
+// element), decoded with an event.Decoder: one scan per event.
 func SeedJSON(lines []json.RawMessage, opts ...Option) (*Session, error) {
-	events := make([]event.Event, len(lines))
-	for i, l := range lines {
-		e, err := event.Decode(l)
-		if err != nil {
-			if ee, ok := err.(*event.Error); ok {
-				ee.Index = i
-			}
+	var d event.Decoder
+	for _, l := range lines {
+		if err := d.Decode(l); err != nil {
 			return nil, err
 		}
-		events[i] = e
 	}
-	return Seed(events, opts...)
+	return SeedLog(d.Log(), opts...)
+}
+
+// SeedLog is Seed over a decoded log: every rule is checked, in order, as
+// in Seed, but data that the Decoder checked while decoding is not scanned
+// again, and the session takes the log's events without copying them (the
+// Log must not be used afterwards). This is how a store resumes a session
+// in one scan per event (impl/persist).
+func SeedLog(l *event.Log, opts ...Option) (*Session, error) {
+	s := New(opts...)
+	events := l.Events()
+	s.log = events[:0]
+	var i int
+	check := func(e *event.Event, want int64) *event.Error { return l.Check(i, want) }
+	for i = range events {
+		e := &events[i]
+		if err := s.mgr.ValidateWith(s.log, e, check); err != nil {
+			err.Index = i
+			return nil, err
+		}
+		s.log = s.log[:i+1]
+		if s.cfg.trace != nil {
+			s.traceEvent(e)
+		}
+		if s.cfg.seedProgress != nil && (i+1)%65536 == 0 {
+			s.cfg.seedProgress(i+1, len(events))
+		}
+	}
+	if s.cfg.seedProgress != nil {
+		s.cfg.seedProgress(len(events), len(events))
+	}
+	if cap(s.log) < len(s.log)+len(s.log)/16 {
+		// Room to grow, so the first appends do not copy the log.
+		s.log = append(make([]event.Event, 0, withHeadroom(len(s.log))), s.log...)
+	}
+	if s.cfg.trace != nil {
+		if err := s.mgr.Sync(s.log); err != nil {
+			return nil, err
+		}
+		s.cfg.trace.write(traceLine{Action: "seed", Surface: s.surfaceNow()})
+	}
+	return s, nil
 }
 
 // Append appends an event of type t. data is the payload: a
@@ -242,69 +295,38 @@ func (s *Session) Events() []event.Event {
 	return s.log[:len(s.log):len(s.log)]
 }
 
-// Surface returns the seqs of the surface nodes, head to tail. The slice is
-// shared and must not be changed; later appends do not change it.
-func (s *Session) Surface() []int64 {
+// Surface returns the seqs of the surface nodes, head to tail, as an
+// immutable view: later appends never change it. With no new events it
+// costs O(1) and allocates nothing; Slice or AppendTo copy it out.
+func (s *Session) Surface() view.Seqs {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refresh()
-	return s.view.seqs[:len(s.view.seqs):len(s.view.seqs)]
+	return s.snap.Seqs()
 }
 
-// Messages returns the LLM messages derived from the surface (SURF-19).
-// With no new events it costs O(1) and allocates nothing. The slice is
-// shared and must not be changed; later appends do not change it.
-func (s *Session) Messages() []message.Message {
+// Messages returns the LLM messages derived from the surface (SURF-19), as
+// an immutable view: later appends never change it. With no new events it
+// costs O(1) and allocates nothing; after a replace of k nodes it costs
+// O(k + log n) (the replace's own check walks the k nodes; the view does
+// not). Slice or AppendTo copy it out.
+func (s *Session) Messages() view.Messages {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refresh()
-	return s.view.msgs[:len(s.view.msgs):len(s.view.msgs)]
+	return s.snap.Messages()
 }
 
-// refresh folds new events into the surface and brings the view up to
-// date. Caller holds s.mu.
+// refresh folds new events into the surface (and with it the view) and
+// takes a snapshot. Caller holds s.mu.
 func (s *Session) refresh() {
-	v := &s.view
-	if v.processed == len(s.log) && s.mgr.Processed() == len(s.log) {
+	if s.snapAt == len(s.log) && s.mgr.Processed() == len(s.log) {
 		return
 	}
 	if err := s.mgr.Sync(s.log); err != nil {
 		panic("session: log holds an event the surface rejects: " + err.Error()) // unreachable: every event was validated
 	}
-	v.processed = len(s.log)
-	from := v.last
-	if dirty := s.mgr.Dirty(); dirty != surface.NoChange && !mutant.On("stale_cache") {
-		s.mgr.ClearDirty()
-		// Keep the entries before the first changed label; copy them so
-		// slices handed out earlier stay as they were.
-		i := sort.Search(len(v.labels), func(i int) bool { return v.labels[i] >= dirty })
-		j := sort.Search(len(v.msgLabels), func(j int) bool { return v.msgLabels[j] >= dirty })
-		v.seqs = append(make([]int64, 0, s.mgr.Len()+16), v.seqs[:i]...)
-		v.labels = append(make([]int64, 0, cap(v.seqs)), v.labels[:i]...)
-		v.msgs = append(make([]message.Message, 0, j+16), v.msgs[:j]...)
-		v.msgLabels = append(make([]int64, 0, cap(v.msgs)), v.msgLabels[:j]...)
-		if i == 0 {
-			from = nil
-		} else {
-			from = s.mgr.Node(v.seqs[i-1])
-		}
-	}
-	n := s.mgr.Head()
-	if from != nil {
-		n = from.Next()
-	}
-	for ; n != nil; n = n.Next() {
-		v.seqs = append(v.seqs, n.Seq())
-		v.labels = append(v.labels, n.Label())
-		if m, ok := message.FromEvent(&s.log[n.Seq()]); ok {
-			v.msgs = append(v.msgs, m)
-			v.msgLabels = append(v.msgLabels, n.Label())
-		}
-		v.last = n
-	}
-	if len(v.seqs) == 0 {
-		v.last = nil
-	}
+	s.snap, s.snapAt = s.view.Snapshot(), len(s.log)
 }
 
 // Provenance returns the seqs that the event at seq was built from,

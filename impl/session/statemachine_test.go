@@ -30,7 +30,8 @@ func TestMain(m *testing.M) {
 // TestStateMachine drives random Append (valid and invalid), Replace
 // (valid, overlapping, nested, head, tail, whole surface, reversed,
 // off-surface, incomplete sources), Seed (events and wire form, intact or
-// broken), Fork and Provenance against the model, comparing the outcome of
+// broken), Fork and Provenance against the model, and bursts of appends
+// and replaces with no query in between, comparing the outcome of
 // every step (error code, appended event, provenance) and the whole state
 // (log, surface, messages) with go-cmp. Failing cases are saved by rapid
 // under testdata/rapid and replayed on every run.
@@ -68,6 +69,25 @@ func TestStateMachine(t *testing.T) {
 			"seed":       func(t *rapid.T) { step(ops.GenSeed(ops.Rapid{T: t}, state())) },
 			"fork":       func(t *rapid.T) { step(ops.GenFork(ops.Rapid{T: t}, state())) },
 			"provenance": func(t *rapid.T) { step(ops.GenProvenance(ops.Rapid{T: t}, state())) },
+			// Several appends and replaces with no query of the
+			// implementation in between, then one comparison: the
+			// derived view must be the fold of all of them.
+			"burst": func(t *rapid.T) {
+				for n := rapid.IntRange(2, 8).Draw(t, "burst"); n > 0; n-- {
+					var s ops.Step
+					if rapid.Bool().Draw(t, "burstReplace") {
+						s = ops.GenReplace(ops.Rapid{T: t}, state())
+					} else {
+						s = ops.GenAppend(ops.Rapid{T: t}, state())
+					}
+					if d := p.StepQuiet(s); d != "" {
+						t.Fatal(d)
+					}
+				}
+				if d := p.Compare(); d != "" {
+					t.Fatal(d)
+				}
+			},
 			"":           func(t *rapid.T) {},
 		})
 	})

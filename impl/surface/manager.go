@@ -1,8 +1,6 @@
 package surface
 
 import (
-	"math"
-
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/internal/mutant"
 )
@@ -35,9 +33,15 @@ type plan struct {
 	valid      bool
 }
 
-// NoChange is the value of Dirty when no replace happened since the last
-// ClearDirty.
-const NoChange = math.MaxInt64
+// Change is one surface transition, reported to the Manager's observer as
+// the event is folded: an append of node Seq with order label Label, or a
+// replace of the nodes labelled From through To by node Seq, which takes
+// label Label (= From).
+type Change struct {
+	Seq, Label int64
+	Replace    bool
+	From, To   int64
+}
 
 // Manager is the incrementally maintained surface of one log.
 type Manager struct {
@@ -47,7 +51,7 @@ type Manager struct {
 	nextLabel  int64
 	processed  int   // number of log events folded
 	replaces   int64 // replace generation
-	dirty      int64 // smallest label a replace touched since ClearDirty
+	observe    func(Change)
 	pending    plan
 	slab       []Node
 	// walked counts the nodes visited by range walks, so tests can prove
@@ -56,7 +60,12 @@ type Manager struct {
 }
 
 // New returns the Manager of an empty log.
-func New() *Manager { return &Manager{dirty: NoChange} }
+func New() *Manager { return &Manager{} }
+
+// Observe makes the Manager call f with every change it folds, in log
+// order, from then on. A view kept in step this way sees the fold of every
+// event, however many were appended between two queries.
+func (m *Manager) Observe(f func(Change)) { m.observe = f }
 
 // Len is the number of surface nodes.
 func (m *Manager) Len() int { return m.length }
@@ -73,14 +82,6 @@ func (m *Manager) Tail() *Node { return m.tail }
 // Generation counts the replaces folded so far.
 func (m *Manager) Generation() int64 { return m.replaces }
 
-// Dirty returns the smallest order label that a replace touched since the
-// last ClearDirty, or NoChange. Nodes with a smaller label, and their order,
-// are unchanged since then.
-func (m *Manager) Dirty() int64 { return m.dirty }
-
-// ClearDirty forgets the replaces seen so far.
-func (m *Manager) ClearDirty() { m.dirty = NoChange }
-
 // Node returns the surface node of seq, or nil when seq is not on the
 // surface.
 func (m *Manager) Node(seq int64) *Node {
@@ -96,11 +97,18 @@ func (m *Manager) Node(seq int64) *Node {
 // e.Data), then SURF-12 to SURF-14 against the current surface. It folds
 // pending events first. Nothing changes when it fails.
 func (m *Manager) Validate(log []event.Event, e *event.Event) *event.Error {
+	return m.ValidateWith(log, e, event.Check)
+}
+
+// ValidateWith is Validate with check in place of event.Check for the
+// event-local rules (a decoded Log checks its events with what it learnt
+// while decoding them).
+func (m *Manager) ValidateWith(log []event.Event, e *event.Event, check func(*event.Event, int64) *event.Error) *event.Error {
 	if err := m.Sync(log); err != nil {
 		return err
 	}
 	m.pending.valid = false
-	if err := event.Check(e, int64(len(log))); err != nil {
+	if err := check(e, int64(len(log))); err != nil {
 		return err
 	}
 	p, err := m.plan(e)
@@ -241,6 +249,9 @@ func (m *Manager) apply(p plan) {
 		m.tail = n
 		m.length++
 		m.index(p.seq, n)
+		if m.observe != nil {
+			m.observe(Change{Seq: n.seq, Label: n.label})
+		}
 	case event.OpReplace:
 		n := m.newNode(p.seq, p.start.label)
 		before, after := p.start.prev, p.end.next
@@ -269,8 +280,8 @@ func (m *Manager) apply(p plan) {
 		m.length++
 		m.index(p.seq, n)
 		m.replaces++
-		if n.label < m.dirty {
-			m.dirty = n.label
+		if m.observe != nil {
+			m.observe(Change{Seq: n.seq, Label: n.label, Replace: true, From: p.start.label, To: p.end.label})
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/message"
 	"github.com/surfacelog/surface/impl/session"
+	"github.com/surfacelog/surface/impl/view"
 	"github.com/surfacelog/surface/model"
 )
 
@@ -172,8 +173,15 @@ func (d *Impl) Fork(boundary int64) (Driver, error) {
 
 func (d *Impl) Provenance(seq int64) ([]int64, error) { return d.S.Provenance(seq) }
 
-func (d *Impl) State() State {
-	return normal(State{Events: d.S.Events(), Surface: d.S.Surface(), Messages: d.S.Messages()})
+func (d *Impl) State() State { return StateOf(d.S) }
+
+// Views returns the session's current views, which must never change.
+func (d *Impl) Views() (view.Seqs, view.Messages) { return d.S.Surface(), d.S.Messages() }
+
+// StateOf returns the observable state of an implementation session, its
+// views copied out.
+func StateOf(s *session.Session) State {
+	return normal(State{Events: s.Events(), Surface: s.Surface().Slice(), Messages: s.Messages().Slice()})
 }
 
 // normal makes empty slices non-nil, so that both sides compare equal.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/session"
+	"github.com/surfacelog/surface/impl/view"
 )
 
 var (
@@ -39,10 +40,21 @@ func Log(n int) ([]event.Event, error) {
 }
 
 // Session is what traffic appends to: impl/session.Session, model.Session
-// or a durable session.
+// or a durable session. Its Surface method returns a []int64 (the model)
+// or a view.Seqs (the implementation).
 type Session interface {
 	Append(t event.Type, data any, intent *event.Intent) (event.Event, error)
-	Surface() []int64
+}
+
+// surfaceOf returns the surface seqs of s.
+func surfaceOf(s Session) []int64 {
+	switch s := s.(type) {
+	case interface{ Surface() []int64 }:
+		return s.Surface()
+	case interface{ Surface() view.Seqs }:
+		return s.Surface().Slice()
+	}
+	panic("traffic: the session has no Surface method")
 }
 
 // CompactEvery is the number of events between compactions.
@@ -144,7 +156,7 @@ func (g *Generator) plan() {
 // compact replaces all but the last 8 surface nodes by a summary.
 func (g *Generator) compact() (event.Event, error) {
 	g.lastComp = g.n
-	surface := g.s.Surface()
+	surface := surfaceOf(g.s)
 	if len(surface) < 10 {
 		return g.s.Append(event.TypeTodoWrite, raw(`{"todos":[]}`), nil)
 	}
