@@ -88,7 +88,7 @@ func TestStateMachine(t *testing.T) {
 					t.Fatal(d)
 				}
 			},
-			"":           func(t *rapid.T) {},
+			"": func(t *rapid.T) {},
 		})
 	})
 	// Every error code must come up (and agree with the model) in a

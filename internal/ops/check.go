@@ -97,7 +97,9 @@ func (p *Pair) Compare() string {
 	}
 	if len(p.held) < 8 {
 		h := heldState{got: is, copy: deepCopy(is)}
-		if v, ok := p.Impl.(interface{ Views() (view.Seqs, view.Messages) }); ok {
+		if v, ok := p.Impl.(interface {
+			Views() (view.Seqs, view.Messages)
+		}); ok {
 			seqs, msgs := v.Views()
 			events := is.Events
 			h.views = func() State { return normal(State{Events: events, Surface: seqs.Slice(), Messages: msgs.Slice()}) }
