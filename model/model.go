@@ -33,12 +33,33 @@ func reject(code event.Code, index int, seq int64, format string, args ...any) *
 	return e
 }
 
+// Option configures the model.
+type Option func(*options)
+
+type options struct {
+	vocabulary *event.Vocabulary
+}
+
+// WithVocabulary makes the model know the types v registers (SURF-3).
+func WithVocabulary(v *event.Vocabulary) Option {
+	return func(o *options) { o.vocabulary = v }
+}
+
+func optionsOf(opts []Option) options {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
 // Derive checks every event of events against every rule, in order, and
 // returns the derived state, or the first rejection (with its index).
-func Derive(events []event.Event) (*State, error) {
+func Derive(events []event.Event, opts ...Option) (*State, error) {
+	o := optionsOf(opts)
 	st := &State{}
 	for i, e := range events {
-		stored, err := accept(st.Log, st.Surface, e, i)
+		stored, err := accept(o, st.Log, st.Surface, e, i)
 		if err != nil {
 			return nil, err
 		}
@@ -84,7 +105,7 @@ func isSurfaceType(t event.Type) bool {
 // accept checks e as event index of a log whose previous events are log and
 // whose surface is surface, in the order of SURF-16. It returns e with its
 // data compacted.
-func accept(log []event.Event, surface []int64, e event.Event, index int) (event.Event, *event.Error) {
+func accept(o options, log []event.Event, surface []int64, e event.Event, index int) (event.Event, *event.Error) {
 	// SURF-1
 	if e.Seq < 0 || e.Seq > maxSafe || e.Time < 0 || e.Time > maxSafe {
 		return e, reject(event.CodeInvalidEnvelope, index, -1, "seq or time out of range")
@@ -93,9 +114,9 @@ func accept(log []event.Event, surface []int64, e event.Event, index int) (event
 	if e.Seq != int64(len(log)) {
 		return e, reject(event.CodeSeqNotContiguous, index, e.Seq, "seq %d at index %d", e.Seq, len(log))
 	}
-	// SURF-3
-	spec, known := event.Lookup(e.Type)
-	if !known {
+	// SURF-3: known (catalog or registered), or unknown and ignorable
+	spec, known := o.vocabulary.Lookup(e.Type)
+	if !known && !e.Ignorable {
 		return e, reject(event.CodeUnknownType, index, e.Seq, "unknown type %q", e.Type)
 	}
 	// SURF-4
@@ -107,12 +128,14 @@ func accept(log []event.Event, surface []int64, e event.Event, index int) (event
 		return e, reject(event.CodeDataNotJSON, index, e.Seq, "%v", err)
 	}
 	e.Data = compact.Bytes()
-	// SURF-5
-	if why := shapeProblem(spec, e.Data); why != "" {
-		return e, reject(event.CodeDataInvalid, index, e.Seq, "%s", why)
+	// SURF-5 (an unknown type has no shape to check)
+	if known {
+		if why := shapeProblem(spec, e.Data); why != "" {
+			return e, reject(event.CodeDataInvalid, index, e.Seq, "%s", why)
+		}
 	}
 	// SURF-6
-	if !spec.Surface {
+	if !known || !spec.Surface {
 		if e.Op.Kind != event.OpNone {
 			return e, reject(event.CodeOpForbidden, index, e.Seq, "surfaceOp on %s", e.Type)
 		}
@@ -285,6 +308,9 @@ func shapeProblem(spec *event.TypeSpec, data []byte) string {
 }
 
 func hasKind(f event.FieldSpec, v any) bool {
+	if f.Nullable && v == nil {
+		return true
+	}
 	switch f.Kind {
 	case event.KindAny:
 		return true

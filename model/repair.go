@@ -8,13 +8,25 @@ import (
 	"github.com/surfacelog/surface/impl/event"
 )
 
-// Closers returns the repair closers of a valid log (REP-1 to REP-4),
-// computed plainly: find the last turn/start; if a turn/end follows it
-// there is nothing to do; otherwise replay the open turn's events.
-func Closers(log []event.Event) []event.Event {
-	st, err := Derive(log)
+// Closers returns the repair closers of a valid log (REP-1 to REP-6),
+// computed plainly: the end of an open compaction first; then find the
+// last turn/start; if a turn/end follows it there is nothing more to do;
+// otherwise replay the open turn's events.
+func Closers(log []event.Event, opts ...Option) []event.Event {
+	st, err := Derive(log, opts...)
 	if err != nil {
 		panic("model.Closers: invalid log: " + err.Error())
+	}
+	var out []event.Event
+	if len(log) == 0 {
+		return nil
+	}
+	last := log[len(log)-1]
+	next := func(t event.Type, data string, op event.SurfaceOp, sources []int64) {
+		out = append(out, event.Event{Type: t, Seq: last.Seq + 1 + int64(len(out)), Time: last.Time, Data: json.RawMessage(data), Op: op, Sources: sources})
+	}
+	if c, ok := openCompaction(log); ok {
+		next(c.endType, c.endData, event.SurfaceOp{}, nil)
 	}
 	start := -1
 	for i, e := range log {
@@ -26,7 +38,7 @@ func Closers(log []event.Event) []event.Event {
 		}
 	}
 	if start < 0 {
-		return nil
+		return out
 	}
 	type pending struct {
 		id      string
@@ -82,11 +94,6 @@ func Closers(log []event.Event) []event.Event {
 			}
 		}
 	}
-	last := log[len(log)-1]
-	var out []event.Event
-	next := func(t event.Type, data string, op event.SurfaceOp, sources []int64) {
-		out = append(out, event.Event{Type: t, Seq: last.Seq + 1 + int64(len(out)), Time: last.Time, Data: json.RawMessage(data), Op: op, Sources: sources})
-	}
 	turn := string(turnStart.Turn)
 	for _, p := range calls {
 		if p.done || !slices.Contains(st.Surface, p.host) {
@@ -104,4 +111,48 @@ func Closers(log []event.Event) []event.Event {
 	}
 	next(event.TypeTurnEnd, fmt.Sprintf(`{"turn":%s,"reason":{"kind":"interrupted"}}`, turn), event.SurfaceOp{}, nil)
 	return out
+}
+
+// openEnd is the closer of an open compaction (REP-6).
+type openEnd struct {
+	endType event.Type
+	endData string
+}
+
+// openCompaction finds the last compaction start of the log and reports
+// whether no end of its vocabulary (for compaction/*, with its
+// compactionId) follows it (COMP-2), with the end event that closes it.
+func openCompaction(log []event.Event) (openEnd, bool) {
+	last := -1
+	for i, e := range log {
+		if e.Type == event.TypeCompactStart || e.Type == event.TypeCompactionStart {
+			last = i
+		}
+	}
+	if last < 0 {
+		return openEnd{}, false
+	}
+	var start map[string]json.RawMessage
+	_ = json.Unmarshal(log[last].Data, &start)
+	id := func(data []byte) string {
+		var d struct{ CompactionID string `json:"compactionId"` }
+		_ = json.Unmarshal(data, &d)
+		return d.CompactionID
+	}
+	for _, e := range log[last+1:] {
+		if log[last].Type == event.TypeCompactStart && e.Type == event.TypeCompactEnd {
+			return openEnd{}, false
+		}
+		if log[last].Type == event.TypeCompactionStart && e.Type == event.TypeCompactionEnd && id(e.Data) == id(log[last].Data) {
+			return openEnd{}, false
+		}
+	}
+	if log[last].Type == event.TypeCompactStart {
+		return openEnd{event.TypeCompactEnd, fmt.Sprintf(`{"turn":%s,"error":"interrupted"}`, start["turn"])}, true
+	}
+	data := fmt.Sprintf(`{"compactionId":%s`, start["compactionId"])
+	if cmd, ok := start["sourceCommandId"]; ok {
+		data += fmt.Sprintf(`,"sourceCommandId":%s`, cmd)
+	}
+	return openEnd{event.TypeCompactionEnd, data + fmt.Sprintf(`,"turn":%s,"error":"interrupted"}`, start["turn"])}, true
 }

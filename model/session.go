@@ -14,20 +14,21 @@ import (
 type Session struct {
 	log   []event.Event
 	clock func() int64
+	opts  []Option
 }
 
 // NewSession returns an empty session whose event times come from clock.
-func NewSession(clock func() int64) *Session {
-	return &Session{clock: clock}
+func NewSession(clock func() int64, opts ...Option) *Session {
+	return &Session{clock: clock, opts: opts}
 }
 
 // SeedSession returns a session whose log is events (SURF-18).
-func SeedSession(events []event.Event, clock func() int64) (*Session, error) {
-	st, err := Derive(events)
+func SeedSession(events []event.Event, clock func() int64, opts ...Option) (*Session, error) {
+	st, err := Derive(events, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return &Session{log: st.Log, clock: clock}, nil
+	return &Session{log: st.Log, clock: clock, opts: opts}, nil
 }
 
 // Append appends an event as session.Session.Append does.
@@ -57,7 +58,7 @@ func (s *Session) Append(t event.Type, data any, intent *event.Intent) (event.Ev
 // AppendEvent appends a complete event, as session.Session.AppendEvent.
 func (s *Session) AppendEvent(e event.Event) (event.Event, error) {
 	e.Sources = slices.Clone(e.Sources)
-	st, err := Derive(append(slices.Clone(s.log), e))
+	st, err := Derive(append(slices.Clone(s.log), e), s.opts...)
 	if err != nil {
 		if ee, ok := err.(*event.Error); ok {
 			ee.Index = -1
@@ -70,8 +71,8 @@ func (s *Session) AppendEvent(e event.Event) (event.Event, error) {
 
 // Repair appends the closers of an open last turn (REP-3) and returns them.
 func (s *Session) Repair() ([]event.Event, error) {
-	closers := Closers(s.log)
-	st, err := Derive(append(slices.Clone(s.log), closers...))
+	closers := Closers(s.log, s.opts...)
+	st, err := Derive(append(slices.Clone(s.log), closers...), s.opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +84,7 @@ func (s *Session) Repair() ([]event.Event, error) {
 func (s *Session) Events() []event.Event { return slices.Clone(s.log) }
 
 func (s *Session) derive() *State {
-	st, err := Derive(s.log)
+	st, err := Derive(s.log, s.opts...)
 	if err != nil {
 		panic("model: a log the model accepted no longer derives: " + err.Error())
 	}
@@ -108,5 +109,5 @@ func (s *Session) Fork(boundary int64) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return SeedSession(prefix, s.clock)
+	return SeedSession(prefix, s.clock, s.opts...)
 }

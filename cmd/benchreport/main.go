@@ -4,7 +4,10 @@
 // an SVG plot of the growth curves (log-log).
 //
 //	go test ./impl/session -run '^$' -bench . -benchmem | tee bench.txt
-//	go run ./cmd/benchreport -svg bench.svg < bench.txt
+//	go run ./cmd/benchreport -svg bench.svg [-before old.txt] < bench.txt
+//
+// With -before, the impl figures of an earlier version's run of the same
+// benchmarks go beside the current ones.
 package main
 
 import (
@@ -31,12 +34,14 @@ type point struct {
 }
 
 var (
-	line      = regexp.MustCompile(`^Benchmark(\w+)/(impl|model)/(\d+)(/k=\d+)?(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(.*)$`)
+	line      = regexp.MustCompile(`^Benchmark(\S+?)/(impl|model)/(\d+)(/k=\d+)?(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(.*)$`)
 	allocsPer = regexp.MustCompile(`([\d.]+) allocs/op`)
 	bytesPer  = regexp.MustCompile(`([\d.]+) B/op`)
 )
 
-func parse(r io.Reader) []point {
+// parse reads benchmark lines; with before set, every point is of the
+// kind "before" (the same benchmarks run on an earlier version).
+func parse(r io.Reader, before bool) []point {
 	var out []point
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -45,6 +50,12 @@ func parse(r io.Reader) []point {
 			continue
 		}
 		p := point{bench: m[1] + m[4], kind: m[2]}
+		if before {
+			if p.kind != "impl" {
+				continue
+			}
+			p.kind = "before"
+		}
 		p.size, _ = strconv.Atoi(m[3])
 		p.ns, _ = strconv.ParseFloat(m[5], 64)
 		if a := allocsPer.FindStringSubmatch(m[6]); a != nil {
@@ -108,26 +119,51 @@ func human(ns float64) string {
 }
 
 func table(w io.Writer, ps []point) {
+	hasBefore := false
+	for _, p := range ps {
+		hasBefore = hasBefore || p.kind == "before"
+	}
 	for _, b := range benches(ps) {
-		fmt.Fprintf(w, "\n%s\n\n| events | impl | impl allocs/op | model | model allocs/op | model / impl |\n| ---: | ---: | ---: | ---: | ---: | ---: |\n", b)
+		fmt.Fprintf(w, "\n%s\n\n| events | impl | impl allocs/op | model | model allocs/op | model / impl |", b)
+		sep := "| ---: | ---: | ---: | ---: | ---: | ---: |"
+		if hasBefore {
+			fmt.Fprint(w, " before | before allocs/op | before / impl |")
+			sep += " ---: | ---: | ---: |"
+		}
+		fmt.Fprintf(w, "\n%s\n", sep)
 		for _, n := range sizes(ps, b) {
-			im, mo := find(ps, b, "impl", n), find(ps, b, "model", n)
+			im, mo, be := find(ps, b, "impl", n), find(ps, b, "model", n), find(ps, b, "before", n)
 			cell := func(p *point) (string, string) {
 				if p == nil {
 					return "-", "-"
 				}
 				return human(p.ns), strconv.FormatFloat(p.allocs, 'f', -1, 64)
 			}
+			ratio := func(p *point) string {
+				if im == nil || p == nil || im.ns <= 0 {
+					return "-"
+				}
+				r := p.ns / im.ns
+				if r < 10 {
+					return fmt.Sprintf("%.2fx", r)
+				}
+				return fmt.Sprintf("%.0fx", r)
+			}
 			a, aa := cell(im)
 			c, ca := cell(mo)
-			ratio := "-"
-			if im != nil && mo != nil && im.ns > 0 {
-				ratio = fmt.Sprintf("%.0fx", mo.ns/im.ns)
+			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s |", n, a, aa, c, ca, ratio(mo))
+			if hasBefore {
+				d, da := cell(be)
+				fmt.Fprintf(w, " %s | %s | %s |", d, da, ratio(be))
 			}
-			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s |\n", n, a, aa, c, ca, ratio)
+			fmt.Fprintln(w)
 		}
 		if im0, im1 := find(ps, b, "impl", 1000), find(ps, b, "impl", 1000000); im0 != nil && im1 != nil {
-			fmt.Fprintf(w, "\nimpl at 1e6 / impl at 1e3: %.2fx\n", im1.ns/im0.ns)
+			fmt.Fprintf(w, "\nimpl at 1e6 / impl at 1e3: %.2fx", im1.ns/im0.ns)
+			if be0, be1 := find(ps, b, "before", 1000), find(ps, b, "before", 1000000); be0 != nil && be1 != nil {
+				fmt.Fprintf(w, " (before: %.2fx)", be1.ns/be0.ns)
+			}
+			fmt.Fprintln(w)
 		}
 	}
 }
@@ -138,7 +174,7 @@ func svg(w io.Writer, ps []point) {
 	const pw, ph, cols = 360, 240, 3
 	rows := (len(bs) + cols - 1) / cols
 	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">`+"\n", cols*pw, rows*ph+30)
-	fmt.Fprintf(w, `<rect width="100%%" height="100%%" fill="white"/><text x="10" y="18" font-size="14">ns/op against session size (log-log): impl (blue) and model (red)</text>`+"\n")
+	fmt.Fprintf(w, `<rect width="100%%" height="100%%" fill="white"/><text x="10" y="18" font-size="14">ns/op against session size (log-log): impl (blue), model (red), impl before this change (grey, dashed)</text>`+"\n")
 	for i, b := range bs {
 		x0, y0 := float64(i%cols*pw)+50, float64(i/cols*ph)+40
 		wid, hei := float64(pw)-70, float64(ph)-70
@@ -168,8 +204,9 @@ func svg(w io.Writer, ps []point) {
 		for _, n := range sizes(ps, b) {
 			fmt.Fprintf(w, `<text x="%.0f" y="%.0f" text-anchor="middle">%g</text>`+"\n", lx(float64(n)), y0+hei+14, float64(n))
 		}
-		for _, kind := range []string{"impl", "model"} {
-			color := map[string]string{"impl": "#1f5fbf", "model": "#c0392b"}[kind]
+		for _, kind := range []string{"before", "impl", "model"} {
+			color := map[string]string{"impl": "#1f5fbf", "model": "#c0392b", "before": "#888888"}[kind]
+			dash := map[string]string{"before": ` stroke-dasharray="4 3"`}[kind]
 			var pts []string
 			for _, n := range sizes(ps, b) {
 				if p := find(ps, b, kind, n); p != nil {
@@ -178,7 +215,7 @@ func svg(w io.Writer, ps []point) {
 				}
 			}
 			if len(pts) > 1 {
-				fmt.Fprintf(w, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>`+"\n", strings.Join(pts, " "), color)
+				fmt.Fprintf(w, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(pts, " "), color, dash)
 			}
 		}
 	}
@@ -187,8 +224,18 @@ func svg(w io.Writer, ps []point) {
 
 func main() {
 	out := flag.String("svg", "", "write the plot to this SVG file")
+	before := flag.String("before", "", "benchmark output of an earlier version: its impl figures go beside the current ones")
 	flag.Parse()
-	ps := parse(os.Stdin)
+	ps := parse(os.Stdin, false)
+	if *before != "" {
+		f, err := os.Open(*before)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		ps = append(ps, parse(f, true)...)
+		f.Close()
+	}
 	if len(ps) == 0 {
 		fmt.Fprintln(os.Stderr, "benchreport: no benchmark lines on stdin")
 		os.Exit(2)

@@ -30,6 +30,7 @@ type field struct {
 	Required bool     `json:"required"`
 	Enum     []string `json:"enum"`
 	Tags     []string `json:"tags"`
+	Nullable bool     `json:"nullable"`
 }
 
 type eventType struct {
@@ -101,6 +102,9 @@ func check(cat catalogFile, errs errorsFile) error {
 			if _, ok := kinds[f.Kind]; !ok {
 				return fmt.Errorf("events.json: %s.%s: unknown kind %q", t.Type, f.Name, f.Kind)
 			}
+			if f.Nullable && f.Kind != "integer" && f.Kind != "string" {
+				return fmt.Errorf("events.json: %s.%s: nullable is for integer and string fields", t.Type, f.Name)
+			}
 			if len(f.Enum) > 0 && f.Kind != "string" {
 				return fmt.Errorf("events.json: %s.%s: enum on a non-string field", t.Type, f.Name)
 			}
@@ -170,6 +174,9 @@ func eventFile(cat catalogFile, errs errorsFile) *jen.File {
 							jen.Id("Kind"):     jen.Id(kinds[fl.Kind]),
 							jen.Id("Required"): jen.Lit(fl.Required),
 						}
+						if fl.Nullable {
+							d[jen.Id("Nullable")] = jen.True()
+						}
 						if len(fl.Enum) > 0 {
 							d[jen.Id("Enum")] = jen.Index().String().ValuesFunc(lits(fl.Enum))
 						}
@@ -224,7 +231,7 @@ func goType(fl field) *jen.Statement {
 }
 
 func optional(fl field, t *jen.Statement) *jen.Statement {
-	if fl.Required {
+	if fl.Required && !fl.Nullable {
 		return t
 	}
 	return jen.Op("*").Add(t)

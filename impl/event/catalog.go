@@ -23,6 +23,8 @@ type FieldSpec struct {
 	Enum []string
 	// Tags lists the known kinds of a tagged field (documentation only).
 	Tags []string
+	// Nullable allows the value null besides the field's kind.
+	Nullable bool
 }
 
 // TypeSpec describes one event type of the catalog (spec/events.json).

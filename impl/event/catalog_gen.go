@@ -37,6 +37,20 @@ const (
 	TypeTodoWrite Type = "todo/write"
 	// TypeRequestHeader is "request/header". Full header (config, system prompt, tools) for the next model request; log-only.
 	TypeRequestHeader Type = "request/header"
+	// TypeCompactStart is "compact/start". Opens a compaction of turn `turn` and holds the compaction lock until the next compact/end (COMP-2); log-only.
+	TypeCompactStart Type = "compact/start"
+	// TypeCompactSummary is "compact/summary". What a compaction summarised: the summary, the shadowed surface-position range and seqs, their estimated tokens, and the model that wrote it (COMP-5); log-only.
+	TypeCompactSummary Type = "compact/summary"
+	// TypeCompactEnd is "compact/end". Closes the open compaction and releases the lock; `error` says why it failed (COMP-2, COMP-6, REP-6); log-only.
+	TypeCompactEnd Type = "compact/end"
+	// TypeCompactionStart is "compaction/start". Later vocabulary: opens compaction `compactionId`, inside turn `turn` or between turns (null); holds the lock until its compaction/end (COMP-2); log-only.
+	TypeCompactionStart Type = "compaction/start"
+	// TypeCompactionSummary is "compaction/summary". Later vocabulary: the compact/summary record of compaction `compactionId`, with the summariser's usage and raw output when known (COMP-5); log-only.
+	TypeCompactionSummary Type = "compaction/summary"
+	// TypeCompactionEnd is "compaction/end". Later vocabulary: closes compaction `compactionId` and releases the lock; `error` says why it failed (COMP-2, COMP-6, REP-6); log-only.
+	TypeCompactionEnd Type = "compaction/end"
+	// TypeCompactionPrune is "compaction/prune". The record of a tool-result prune: the shadowed range, seqs and estimated tokens; the replacing tool/result follows at once (COMP-7); log-only.
+	TypeCompactionPrune Type = "compaction/prune"
 )
 
 // Error codes of spec/errors.json, in check order (SURF-16).
@@ -77,12 +91,28 @@ const (
 	CodeReplaceReversed Code = "replace.reversed"
 	// CodeReplaceSourcesIncomplete (SURF-14): sourceEventSeqs does not include every node the replace shadows.
 	CodeReplaceSourcesIncomplete Code = "replace.sources_incomplete"
+	// CodeVocabularyInvalid (SURF-3): A program registered an event type that is empty, in the catalog already, registered twice, surface-eligible, or whose fields are malformed.
+	CodeVocabularyInvalid Code = "vocabulary.invalid"
 	// CodeForkBoundaryOutOfRange (SURF-24): The fork boundary is not the seq of an event in the log.
 	CodeForkBoundaryOutOfRange Code = "fork.boundary_out_of_range"
 	// CodeForkOpenTurn (SURF-24): The fork boundary event is not a turn/end.
 	CodeForkOpenTurn Code = "fork.open_turn"
 	// CodeProvenanceUnknownSeq (SURF-23): Provenance was asked for a seq that is not in the log.
 	CodeProvenanceUnknownSeq Code = "provenance.unknown_seq"
+	// CodeCompactionLocked (COMP-2): A compaction is open: its start event has no end event after it.
+	CodeCompactionLocked Code = "compaction.locked"
+	// CodeCompactionNoTurn (COMP-3): The compact/* vocabulary records the open turn, and no turn is open.
+	CodeCompactionNoTurn Code = "compaction.no_turn"
+	// CodeCompactionUnbalanced (COMP-4): The range would split an assistant tool call from its result: a cut at its edge is crossed by an unanswered call.
+	CodeCompactionUnbalanced Code = "compaction.unbalanced"
+	// CodeCompactionNothingToCompact (COMP-4): After snapping to balanced cuts, or under the selection policy, no node is left to compact.
+	CodeCompactionNothingToCompact Code = "compaction.nothing_to_compact"
+	// CodeCompactionRangeChanged (COMP-5): The shadowed nodes are no longer the range they were at Begin; the compaction was ended with an error.
+	CodeCompactionRangeChanged Code = "compaction.range_changed"
+	// CodeCompactionFinished (COMP-5): Commit or Abort on a compaction that was already committed or aborted.
+	CodeCompactionFinished Code = "compaction.finished"
+	// CodeCompactionNotPrunable (COMP-7): The seq to prune is not a tool/result node on the surface.
+	CodeCompactionNotPrunable Code = "compaction.not_prunable"
 	// CodePersistFormatVersion (STORE-1): A JSONL header names another SESSION_FORMAT_VERSION.
 	CodePersistFormatVersion Code = "persist.format_version"
 	// CodePersistCorrupt (STORE-2): A stored log is damaged: a line other than the last is not JSON.
@@ -120,9 +150,17 @@ var allCodes = []Code{
 	CodeReplaceEndNotOnSurface,
 	CodeReplaceReversed,
 	CodeReplaceSourcesIncomplete,
+	CodeVocabularyInvalid,
 	CodeForkBoundaryOutOfRange,
 	CodeForkOpenTurn,
 	CodeProvenanceUnknownSeq,
+	CodeCompactionLocked,
+	CodeCompactionNoTurn,
+	CodeCompactionUnbalanced,
+	CodeCompactionNothingToCompact,
+	CodeCompactionRangeChanged,
+	CodeCompactionFinished,
+	CodeCompactionNotPrunable,
 	CodePersistFormatVersion,
 	CodePersistCorrupt,
 	CodePersistNotASession,
@@ -135,35 +173,43 @@ var allCodes = []Code{
 
 // CodeRule maps each error code to the spec rule that defines it.
 var CodeRule = map[Code]string{
-	CodeDataInvalid:              "SURF-5",
-	CodeDataNotJSON:              "SURF-4",
-	CodeForkBoundaryOutOfRange:   "SURF-24",
-	CodeForkOpenTurn:             "SURF-24",
-	CodeInvalidEnvelope:          "SURF-1",
-	CodeOpForbidden:              "SURF-6",
-	CodeOpInvalid:                "SURF-8",
-	CodeOpMissing:                "SURF-7",
-	CodePersistClosed:            "STORE-6",
-	CodePersistConflict:          "STORE-10",
-	CodePersistCorrupt:           "STORE-2",
-	CodePersistFormatVersion:     "STORE-1",
-	CodePersistIO:                "STORE-6",
-	CodePersistLocked:            "STORE-4",
-	CodePersistNotASession:       "STORE-9",
-	CodePersistSchemaVersion:     "STORE-5",
-	CodeProvenanceUnknownSeq:     "SURF-23",
-	CodeReplaceEndNotOnSurface:   "SURF-12",
-	CodeReplaceInvalid:           "SURF-8",
-	CodeReplaceReversed:          "SURF-13",
-	CodeReplaceSourcesIncomplete: "SURF-14",
-	CodeReplaceStartNotOnSurface: "SURF-12",
-	CodeSeqNotContiguous:         "SURF-2",
-	CodeSourcesDuplicate:         "SURF-9",
-	CodeSourcesEmpty:             "SURF-9",
-	CodeSourcesForbidden:         "SURF-6",
-	CodeSourcesInvalid:           "SURF-9",
-	CodeSourcesNotEarlier:        "SURF-9",
-	CodeUnknownType:              "SURF-3",
+	CodeCompactionFinished:         "COMP-5",
+	CodeCompactionLocked:           "COMP-2",
+	CodeCompactionNoTurn:           "COMP-3",
+	CodeCompactionNotPrunable:      "COMP-7",
+	CodeCompactionNothingToCompact: "COMP-4",
+	CodeCompactionRangeChanged:     "COMP-5",
+	CodeCompactionUnbalanced:       "COMP-4",
+	CodeDataInvalid:                "SURF-5",
+	CodeDataNotJSON:                "SURF-4",
+	CodeForkBoundaryOutOfRange:     "SURF-24",
+	CodeForkOpenTurn:               "SURF-24",
+	CodeInvalidEnvelope:            "SURF-1",
+	CodeOpForbidden:                "SURF-6",
+	CodeOpInvalid:                  "SURF-8",
+	CodeOpMissing:                  "SURF-7",
+	CodePersistClosed:              "STORE-6",
+	CodePersistConflict:            "STORE-10",
+	CodePersistCorrupt:             "STORE-2",
+	CodePersistFormatVersion:       "STORE-1",
+	CodePersistIO:                  "STORE-6",
+	CodePersistLocked:              "STORE-4",
+	CodePersistNotASession:         "STORE-9",
+	CodePersistSchemaVersion:       "STORE-5",
+	CodeProvenanceUnknownSeq:       "SURF-23",
+	CodeReplaceEndNotOnSurface:     "SURF-12",
+	CodeReplaceInvalid:             "SURF-8",
+	CodeReplaceReversed:            "SURF-13",
+	CodeReplaceSourcesIncomplete:   "SURF-14",
+	CodeReplaceStartNotOnSurface:   "SURF-12",
+	CodeSeqNotContiguous:           "SURF-2",
+	CodeSourcesDuplicate:           "SURF-9",
+	CodeSourcesEmpty:               "SURF-9",
+	CodeSourcesForbidden:           "SURF-6",
+	CodeSourcesInvalid:             "SURF-9",
+	CodeSourcesNotEarlier:          "SURF-9",
+	CodeUnknownType:                "SURF-3",
+	CodeVocabularyInvalid:          "SURF-3",
 }
 var catalog = []TypeSpec{
 	{
@@ -426,6 +472,178 @@ var catalog = []TypeSpec{
 		Surface: false,
 		Type:    TypeRequestHeader,
 	},
+	{
+		Doc: "Opens a compaction of turn `turn` and holds the compaction lock until the next compact/end (COMP-2); log-only.",
+		Fields: []FieldSpec{{
+			Kind:     KindInteger,
+			Name:     "turn",
+			Required: true,
+		}},
+		Surface: false,
+		Type:    TypeCompactStart,
+	},
+	{
+		Doc: "What a compaction summarised: the summary, the shadowed surface-position range and seqs, their estimated tokens, and the model that wrote it (COMP-5); log-only.",
+		Fields: []FieldSpec{{
+			Kind:     KindBlocks,
+			Name:     "summary",
+			Required: true,
+		}, {
+			Kind:     KindObject,
+			Name:     "shadowedRange",
+			Required: true,
+		}, {
+			Kind:     KindArray,
+			Name:     "shadowedSeqs",
+			Required: true,
+		}, {
+			Kind:     KindInteger,
+			Name:     "shadowedTokenCount",
+			Required: true,
+		}, {
+			Kind:     KindString,
+			Name:     "provider",
+			Required: true,
+		}, {
+			Kind:     KindString,
+			Name:     "model",
+			Required: true,
+		}, {
+			Kind:     KindInteger,
+			Name:     "maxTokens",
+			Required: false,
+		}},
+		Surface: false,
+		Type:    TypeCompactSummary,
+	},
+	{
+		Doc: "Closes the open compaction and releases the lock; `error` says why it failed (COMP-2, COMP-6, REP-6); log-only.",
+		Fields: []FieldSpec{{
+			Kind:     KindInteger,
+			Name:     "turn",
+			Required: true,
+		}, {
+			Kind:     KindString,
+			Name:     "error",
+			Required: false,
+		}},
+		Surface: false,
+		Type:    TypeCompactEnd,
+	},
+	{
+		Doc: "Later vocabulary: opens compaction `compactionId`, inside turn `turn` or between turns (null); holds the lock until its compaction/end (COMP-2); log-only.",
+		Fields: []FieldSpec{{
+			Kind:     KindString,
+			Name:     "compactionId",
+			Required: true,
+		}, {
+			Kind:     KindString,
+			Name:     "sourceCommandId",
+			Required: false,
+		}, {
+			Kind:     KindInteger,
+			Name:     "turn",
+			Nullable: true,
+			Required: true,
+		}},
+		Surface: false,
+		Type:    TypeCompactionStart,
+	},
+	{
+		Doc: "Later vocabulary: the compact/summary record of compaction `compactionId`, with the summariser's usage and raw output when known (COMP-5); log-only.",
+		Fields: []FieldSpec{{
+			Kind:     KindString,
+			Name:     "compactionId",
+			Required: true,
+		}, {
+			Kind:     KindString,
+			Name:     "sourceCommandId",
+			Required: false,
+		}, {
+			Kind:     KindBlocks,
+			Name:     "summary",
+			Required: true,
+		}, {
+			Kind:     KindObject,
+			Name:     "shadowedRange",
+			Required: true,
+		}, {
+			Kind:     KindArray,
+			Name:     "shadowedSeqs",
+			Required: true,
+		}, {
+			Kind:     KindInteger,
+			Name:     "shadowedTokenCount",
+			Required: true,
+		}, {
+			Kind:     KindString,
+			Name:     "provider",
+			Required: true,
+		}, {
+			Kind:     KindString,
+			Name:     "model",
+			Required: true,
+		}, {
+			Kind:     KindInteger,
+			Name:     "maxTokens",
+			Required: false,
+		}, {
+			Kind:     KindObject,
+			Name:     "usage",
+			Required: false,
+		}, {
+			Kind:     KindBlocks,
+			Name:     "rawOutput",
+			Required: false,
+		}, {
+			Kind:     KindBoolean,
+			Name:     "llmStreamCall",
+			Required: false,
+		}},
+		Surface: false,
+		Type:    TypeCompactionSummary,
+	},
+	{
+		Doc: "Later vocabulary: closes compaction `compactionId` and releases the lock; `error` says why it failed (COMP-2, COMP-6, REP-6); log-only.",
+		Fields: []FieldSpec{{
+			Kind:     KindString,
+			Name:     "compactionId",
+			Required: true,
+		}, {
+			Kind:     KindString,
+			Name:     "sourceCommandId",
+			Required: false,
+		}, {
+			Kind:     KindInteger,
+			Name:     "turn",
+			Nullable: true,
+			Required: true,
+		}, {
+			Kind:     KindString,
+			Name:     "error",
+			Required: false,
+		}},
+		Surface: false,
+		Type:    TypeCompactionEnd,
+	},
+	{
+		Doc: "The record of a tool-result prune: the shadowed range, seqs and estimated tokens; the replacing tool/result follows at once (COMP-7); log-only.",
+		Fields: []FieldSpec{{
+			Kind:     KindObject,
+			Name:     "shadowedRange",
+			Required: true,
+		}, {
+			Kind:     KindArray,
+			Name:     "shadowedSeqs",
+			Required: true,
+		}, {
+			Kind:     KindInteger,
+			Name:     "shadowedTokenCount",
+			Required: true,
+		}},
+		Surface: false,
+		Type:    TypeCompactionPrune,
+	},
 }
 
 // TurnStartData is the data of a turn/start event. Opens turn `turn`; `trigger` records what started it.
@@ -525,4 +743,64 @@ type TodoWriteData struct {
 type RequestHeaderData struct {
 	Header json.RawMessage `json:"header"`
 	Reason string          `json:"reason"`
+}
+
+// CompactStartData is the data of a compact/start event. Opens a compaction of turn `turn` and holds the compaction lock until the next compact/end (COMP-2); log-only.
+type CompactStartData struct {
+	Turn int64 `json:"turn"`
+}
+
+// CompactSummaryData is the data of a compact/summary event. What a compaction summarised: the summary, the shadowed surface-position range and seqs, their estimated tokens, and the model that wrote it (COMP-5); log-only.
+type CompactSummaryData struct {
+	Summary            []json.RawMessage `json:"summary"`
+	ShadowedRange      json.RawMessage   `json:"shadowedRange"`
+	ShadowedSeqs       []json.RawMessage `json:"shadowedSeqs"`
+	ShadowedTokenCount int64             `json:"shadowedTokenCount"`
+	Provider           string            `json:"provider"`
+	Model              string            `json:"model"`
+	MaxTokens          *int64            `json:"maxTokens,omitempty"`
+}
+
+// CompactEndData is the data of a compact/end event. Closes the open compaction and releases the lock; `error` says why it failed (COMP-2, COMP-6, REP-6); log-only.
+type CompactEndData struct {
+	Turn  int64   `json:"turn"`
+	Error *string `json:"error,omitempty"`
+}
+
+// CompactionStartData is the data of a compaction/start event. Later vocabulary: opens compaction `compactionId`, inside turn `turn` or between turns (null); holds the lock until its compaction/end (COMP-2); log-only.
+type CompactionStartData struct {
+	CompactionID    string  `json:"compactionId"`
+	SourceCommandID *string `json:"sourceCommandId,omitempty"`
+	Turn            *int64  `json:"turn"`
+}
+
+// CompactionSummaryData is the data of a compaction/summary event. Later vocabulary: the compact/summary record of compaction `compactionId`, with the summariser's usage and raw output when known (COMP-5); log-only.
+type CompactionSummaryData struct {
+	CompactionID       string            `json:"compactionId"`
+	SourceCommandID    *string           `json:"sourceCommandId,omitempty"`
+	Summary            []json.RawMessage `json:"summary"`
+	ShadowedRange      json.RawMessage   `json:"shadowedRange"`
+	ShadowedSeqs       []json.RawMessage `json:"shadowedSeqs"`
+	ShadowedTokenCount int64             `json:"shadowedTokenCount"`
+	Provider           string            `json:"provider"`
+	Model              string            `json:"model"`
+	MaxTokens          *int64            `json:"maxTokens,omitempty"`
+	Usage              json.RawMessage   `json:"usage,omitempty"`
+	RawOutput          []json.RawMessage `json:"rawOutput,omitempty"`
+	LLMStreamCall      *bool             `json:"llmStreamCall,omitempty"`
+}
+
+// CompactionEndData is the data of a compaction/end event. Later vocabulary: closes compaction `compactionId` and releases the lock; `error` says why it failed (COMP-2, COMP-6, REP-6); log-only.
+type CompactionEndData struct {
+	CompactionID    string  `json:"compactionId"`
+	SourceCommandID *string `json:"sourceCommandId,omitempty"`
+	Turn            *int64  `json:"turn"`
+	Error           *string `json:"error,omitempty"`
+}
+
+// CompactionPruneData is the data of a compaction/prune event. The record of a tool-result prune: the shadowed range, seqs and estimated tokens; the replacing tool/result follows at once (COMP-7); log-only.
+type CompactionPruneData struct {
+	ShadowedRange      json.RawMessage   `json:"shadowedRange"`
+	ShadowedSeqs       []json.RawMessage `json:"shadowedSeqs"`
+	ShadowedTokenCount int64             `json:"shadowedTokenCount"`
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // MarshalJSON writes the wire form of an event (SURF-1): the members type,
-// seq, time, data, then sourceEventSeqs and surfaceOp when present.
+// seq, time, data, then sourceEventSeqs, surfaceOp and ignorable when
+// present.
 func (e Event) MarshalJSON() ([]byte, error) {
 	return e.AppendJSON(nil)
 }
@@ -51,6 +52,9 @@ func (e Event) AppendJSON(dst []byte) ([]byte, error) {
 		dst = append(dst, '}')
 	default:
 		return nil, Errorf(CodeOpInvalid, e.Seq, "a malformed surfaceOp has no wire form")
+	}
+	if e.Ignorable {
+		dst = append(dst, `,"ignorable":true`...)
 	}
 	return append(dst, '}'), nil
 }

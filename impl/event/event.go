@@ -32,6 +32,11 @@ type Event struct {
 	Sources []int64
 	// Op is the surfaceOp marker; the zero value means absent (SURF-7).
 	Op SurfaceOp
+	// Ignorable is the envelope member "ignorable": true. A reader that
+	// does not know the event's type keeps an ignorable event (it never
+	// enters the surface or the messages) and rejects an unknown type
+	// without it (SURF-3). On a known type it changes nothing.
+	Ignorable bool
 }
 
 // Clone returns a deep copy of e.

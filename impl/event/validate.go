@@ -12,11 +12,12 @@ import (
 // candidate at index wantSeq of a log, in the order of SURF-16. It replaces
 // e.Data by its compact form (SURF-4). The positional replace rules
 // (SURF-12 to SURF-14) need the surface and are checked by the caller.
-func Check(e *Event, wantSeq int64) *Error { return check(e, wantSeq, false) }
+func Check(e *Event, wantSeq int64) *Error { return (*Vocabulary)(nil).check(e, wantSeq, false) }
 
-// check is Check; with dataChecked, e.Data is known to be compact and to
-// pass SURF-4 and SURF-5 (a Decoder checked it as it decoded it).
-func check(e *Event, wantSeq int64, dataChecked bool) *Error {
+// check is Check with the types of v; with dataChecked, e.Data is known to
+// be compact and to pass SURF-4 and SURF-5 (a Decoder checked it as it
+// decoded it).
+func (v *Vocabulary) check(e *Event, wantSeq int64, dataChecked bool) *Error {
 	// SURF-1: the envelope's integers.
 	if e.Seq < 0 || e.Seq > MaxSafeInteger {
 		return Errorf(CodeInvalidEnvelope, -1, "seq %d is not an integer in [0, 2^53-1]", e.Seq)
@@ -28,10 +29,11 @@ func check(e *Event, wantSeq int64, dataChecked bool) *Error {
 	if e.Seq != wantSeq && !mutant.On("no_seq_check") {
 		return Errorf(CodeSeqNotContiguous, e.Seq, "seq %d where %d was expected", e.Seq, wantSeq)
 	}
-	// SURF-3
-	spec, ok := Lookup(e.Type)
-	if !ok {
-		return Errorf(CodeUnknownType, e.Seq, "unknown event type %q", e.Type)
+	// SURF-3: a known type, or an unknown one marked ignorable (kept,
+	// never on the surface).
+	spec, ok := v.Lookup(e.Type)
+	if !ok && !e.Ignorable {
+		return Errorf(CodeUnknownType, e.Seq, "unknown event type %q (an event of a type this reader does not know is kept only when it is marked \"ignorable\": true)", e.Type)
 	}
 	if !dataChecked {
 		// SURF-4
@@ -39,14 +41,16 @@ func check(e *Event, wantSeq int64, dataChecked bool) *Error {
 		if why != "" {
 			return Errorf(CodeDataNotJSON, e.Seq, "data of %s: %s", e.Type, why)
 		}
-		// SURF-5
-		if err := checkShape(spec, compact, members); err != "" {
-			return Errorf(CodeDataInvalid, e.Seq, "data of %s: %s", e.Type, err)
+		// SURF-5 (the shape of an unknown type is unknown)
+		if ok {
+			if err := checkShape(spec, compact, members); err != "" {
+				return Errorf(CodeDataInvalid, e.Seq, "data of %s: %s", e.Type, err)
+			}
 		}
 		e.Data = compact
 	}
 	// SURF-6
-	if !spec.Surface {
+	if !ok || !spec.Surface {
 		if !e.Op.IsZero() {
 			return Errorf(CodeOpForbidden, e.Seq, "%s is not surface-eligible and cannot carry surfaceOp", e.Type)
 		}
@@ -156,6 +160,9 @@ func findMember(data []byte, members []member, name string) ([]byte, bool) {
 }
 
 func kindProblem(f *FieldSpec, v []byte) string {
+	if f.Nullable && string(v) == "null" {
+		return ""
+	}
 	switch f.Kind {
 	case KindAny:
 		return ""

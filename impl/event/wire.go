@@ -65,14 +65,11 @@ func (l *Log) Len() int {
 }
 
 // Check checks event i as the candidate at index wantSeq of a log, with
-// every event-local rule in order, like the package-level Check; data that
-// passed SURF-4 and SURF-5 when it was decoded is not scanned again.
-func (l *Log) Check(i int, wantSeq int64) *Error {
-	e := &l.events[i]
-	if l.checked[i/64]&(1<<(i%64)) != 0 {
-		return check(e, wantSeq, true)
-	}
-	return check(e, wantSeq, false)
+// every event-local rule in order, like Vocabulary.Check; data that passed
+// SURF-4 and SURF-5 when it was decoded is not scanned again.
+func (l *Log) Check(v *Vocabulary, i int, wantSeq int64) *Error {
+	checked := l.checked[i/64]&(1<<(i%64)) != 0
+	return v.check(&l.events[i], wantSeq, checked)
 }
 
 // Decoder decodes the wire form of events into a Log, one scan per event:
@@ -100,10 +97,10 @@ func (d *Decoder) Decode(line []byte) error {
 
 // DecodeParts appends an event given as the parts of its wire form, as a
 // store keeps them in columns: the type, seq and time, the data's JSON
-// text, and the JSON text of sourceEventSeqs and surfaceOp (nil when
-// absent). Markers decode as in Decode (see DecodeMarkers).
-func (d *Decoder) DecodeParts(typ []byte, seq, time int64, data, sources, surfaceOp []byte) {
-	e := Event{Type: internType(typ), Seq: seq, Time: time}
+// text, the JSON text of sourceEventSeqs and surfaceOp (nil when absent),
+// and the ignorable flag. Markers decode as in Decode (see DecodeMarkers).
+func (d *Decoder) DecodeParts(typ []byte, seq, time int64, data, sources, surfaceOp []byte, ignorable bool) {
+	e := Event{Type: internType(typ), Seq: seq, Time: time, Ignorable: ignorable}
 	e.Op, e.Sources = DecodeMarkers(surfaceOp, sources)
 	if surfaceOp != nil && len(surfaceOp) == 0 {
 		e.Op = SurfaceOp{Kind: OpMalformed}
@@ -205,6 +202,7 @@ func decodeWire(b []byte, a *arena) (e Event, ok bool, err *Error) {
 		hData
 		hSources
 		hOp
+		hIgnorable
 	)
 	have := 0
 	var members []member
@@ -234,6 +232,8 @@ func decodeWire(b []byte, a *arena) (e Event, ok bool, err *Error) {
 			bit = hSources
 		case "surfaceOp":
 			bit = hOp
+		case "ignorable":
+			bit = hIgnorable
 		default:
 			if valueEnd(b, i) < 0 {
 				return bad("an event must be a JSON object")
@@ -282,6 +282,11 @@ func decodeWire(b []byte, a *arena) (e Event, ok bool, err *Error) {
 				e.Sources = decodeSources(v)
 			case hOp:
 				e.Op = decodeOp(v)
+			case hIgnorable:
+				if string(v) != "true" {
+					return bad("ignorable must be true when present")
+				}
+				e.Ignorable = true
 			}
 		}
 		i = skipSpace(b, end)

@@ -298,20 +298,27 @@ func readSQLiteLog(db *sql.DB, sessionID string) (*event.Log, error) {
 	if db.QueryRow(`SELECT MAX(seq) FROM events WHERE session_id = ?`, sessionID).Scan(&last) == nil && last.Valid && last.Int64 >= 0 && last.Int64 < 1<<31 {
 		d.Grow(int(last.Int64) + 1)
 	}
-	rows, err := db.Query(`SELECT seq, type, time, data, source_event_seqs, surface_op FROM events WHERE session_id = ? ORDER BY seq`, sessionID)
+	query := `SELECT seq, type, time, data, source_event_seqs, surface_op, 0 FROM events WHERE session_id = ? ORDER BY seq`
+	var envelope int
+	if db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'event_envelope'`).Scan(&envelope) == nil && envelope == 1 {
+		query = `SELECT e.seq, e.type, e.time, e.data, e.source_event_seqs, e.surface_op, COALESCE(f.ignorable, 0)
+FROM events e LEFT JOIN event_envelope f ON f.session_id = e.session_id AND f.seq = e.seq
+WHERE e.session_id = ? ORDER BY e.seq`
+	}
+	rows, err := db.Query(query, sessionID)
 	if err != nil {
 		return nil, ioError(err, "read events")
 	}
 	defer rows.Close()
 	var typ, data, sources, op sql.RawBytes
 	for rows.Next() {
-		var seq, time int64
-		if err := rows.Scan(&seq, &typ, &time, &data, &sources, &op); err != nil {
+		var seq, time, ignorable int64
+		if err := rows.Scan(&seq, &typ, &time, &data, &sources, &op, &ignorable); err != nil {
 			return d.Log(), event.Errorf(event.CodePersistCorrupt, -1, "a row of session %q: %v", sessionID, err)
 		}
 		// The columns hold the wire form's members; the markers decode as
 		// event.Decode would, and the data is checked by the seed (STORE-3).
-		d.DecodeParts(typ, seq, time, data, sources, op)
+		d.DecodeParts(typ, seq, time, data, sources, op, ignorable != 0)
 	}
 	if err := rows.Err(); err != nil {
 		return d.Log(), ioError(err, "read events")
@@ -354,7 +361,13 @@ func (s *SQLite) Append(e event.Event) error {
 		}
 		defer s.db.Exec(`PRAGMA synchronous=NORMAL`)
 	}
-	if _, err := s.insert.Exec(s.header.ID, e.Seq, string(e.Type), e.Time, string(e.Data), sources, op); err != nil {
+	var err error
+	if e.Ignorable {
+		err = s.insertIgnorable(&e, sources, op)
+	} else {
+		_, err = s.insert.Exec(s.header.ID, e.Seq, string(e.Type), e.Time, string(e.Data), sources, op)
+	}
+	if err != nil {
 		var se sqlite3.Error
 		if errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey {
 			return &event.Error{Code: event.CodePersistConflict, Index: -1, Seq: e.Seq, Detail: "event " + strconv.FormatInt(e.Seq, 10) + " of session " + strconv.Quote(s.header.ID) + " is already stored: another writer got there first", Cause: err}
@@ -363,6 +376,40 @@ func (s *SQLite) Append(e event.Event) error {
 	}
 	s.next++
 	return nil
+}
+
+// envelopeSchema is the table of envelope members beyond the seed system's
+// columns (STORE-5): one row per event marked "ignorable": true. It is
+// created with the first such event, so a database that never holds one
+// keeps exactly the seed system's schema.
+const envelopeSchema = `CREATE TABLE IF NOT EXISTS event_envelope (
+  session_id TEXT NOT NULL,
+  seq        INTEGER NOT NULL,
+  ignorable  INTEGER NOT NULL,
+  PRIMARY KEY (session_id, seq),
+  FOREIGN KEY (session_id, seq) REFERENCES events(session_id, seq) ON DELETE CASCADE
+) STRICT`
+
+// insertIgnorable stores an event marked ignorable: its row and its
+// envelope row, in one transaction.
+func (s *SQLite) insertIgnorable(e *event.Event, sources, op any) error {
+	tx, err := s.db.Begin()
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(envelopeSchema); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if _, err := tx.Stmt(s.insert).Exec(s.header.ID, e.Seq, string(e.Type), e.Time, string(e.Data), sources, op); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if _, err := tx.Exec(`INSERT INTO event_envelope (session_id, seq, ignorable) VALUES (?, ?, 1)`, s.header.ID, e.Seq); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
 }
 
 // markerColumns returns the source_event_seqs and surface_op columns of e:

@@ -77,3 +77,38 @@ func (s *Session) AppendTodoWrite(data event.TodoWriteData) (event.Event, error)
 func (s *Session) AppendRequestHeader(data event.RequestHeaderData) (event.Event, error) {
 	return s.Append(event.TypeRequestHeader, data, nil)
 }
+
+// AppendCompactStart appends a compact/start event (never on the surface). Opens a compaction of turn `turn` and holds the compaction lock until the next compact/end (COMP-2); log-only.
+func (s *Session) AppendCompactStart(data event.CompactStartData) (event.Event, error) {
+	return s.Append(event.TypeCompactStart, data, nil)
+}
+
+// AppendCompactSummary appends a compact/summary event (never on the surface). What a compaction summarised: the summary, the shadowed surface-position range and seqs, their estimated tokens, and the model that wrote it (COMP-5); log-only.
+func (s *Session) AppendCompactSummary(data event.CompactSummaryData) (event.Event, error) {
+	return s.Append(event.TypeCompactSummary, data, nil)
+}
+
+// AppendCompactEnd appends a compact/end event (never on the surface). Closes the open compaction and releases the lock; `error` says why it failed (COMP-2, COMP-6, REP-6); log-only.
+func (s *Session) AppendCompactEnd(data event.CompactEndData) (event.Event, error) {
+	return s.Append(event.TypeCompactEnd, data, nil)
+}
+
+// AppendCompactionStart appends a compaction/start event (never on the surface). Later vocabulary: opens compaction `compactionId`, inside turn `turn` or between turns (null); holds the lock until its compaction/end (COMP-2); log-only.
+func (s *Session) AppendCompactionStart(data event.CompactionStartData) (event.Event, error) {
+	return s.Append(event.TypeCompactionStart, data, nil)
+}
+
+// AppendCompactionSummary appends a compaction/summary event (never on the surface). Later vocabulary: the compact/summary record of compaction `compactionId`, with the summariser's usage and raw output when known (COMP-5); log-only.
+func (s *Session) AppendCompactionSummary(data event.CompactionSummaryData) (event.Event, error) {
+	return s.Append(event.TypeCompactionSummary, data, nil)
+}
+
+// AppendCompactionEnd appends a compaction/end event (never on the surface). Later vocabulary: closes compaction `compactionId` and releases the lock; `error` says why it failed (COMP-2, COMP-6, REP-6); log-only.
+func (s *Session) AppendCompactionEnd(data event.CompactionEndData) (event.Event, error) {
+	return s.Append(event.TypeCompactionEnd, data, nil)
+}
+
+// AppendCompactionPrune appends a compaction/prune event (never on the surface). The record of a tool-result prune: the shadowed range, seqs and estimated tokens; the replacing tool/result follows at once (COMP-7); log-only.
+func (s *Session) AppendCompactionPrune(data event.CompactionPruneData) (event.Event, error) {
+	return s.Append(event.TypeCompactionPrune, data, nil)
+}

@@ -305,7 +305,7 @@ func BenchmarkReplaceDerive(b *testing.B) {
 	for _, pos := range []string{"head", "middle", "tail"} {
 		for _, k := range []int{1, 100} {
 			for _, n := range sizes {
-				b.Run(fmt.Sprintf("%s/k=%d/%d", pos, k, n), func(b *testing.B) {
+				b.Run(fmt.Sprintf("%s/k=%d/impl/%d", pos, k, n), func(b *testing.B) {
 					s, err := session.Seed(surfaceOfSize(b, n))
 					if err != nil {
 						b.Fatal(err)
@@ -339,14 +339,14 @@ func BenchmarkReplaceDerive(b *testing.B) {
 	}
 }
 
-// BenchmarkFirstAppendAfterSeed: the first append to a session seeded
+// BenchmarkFirstAppend: the first append to a session seeded
 // with n events, beside a steady-state append to the same session; the
 // seed itself is not timed.
-func BenchmarkFirstAppendAfterSeed(b *testing.B) {
+func BenchmarkFirstAppend(b *testing.B) {
 	data := []byte(`{"todos":[]}`)
 	for _, n := range sizes {
 		log := logOf(b, n)
-		b.Run(fmt.Sprintf("first/%d", n), func(b *testing.B) {
+		b.Run(fmt.Sprintf("afterSeed/impl/%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
@@ -360,7 +360,7 @@ func BenchmarkFirstAppendAfterSeed(b *testing.B) {
 				}
 			}
 		})
-		b.Run(fmt.Sprintf("steady/%d", n), func(b *testing.B) {
+		b.Run(fmt.Sprintf("steady/impl/%d", n), func(b *testing.B) {
 			s, err := session.Seed(log)
 			if err != nil {
 				b.Fatal(err)

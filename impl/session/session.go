@@ -22,6 +22,15 @@ type config struct {
 	writeAhead   func(event.Event) error
 	trace        *tracer
 	seedProgress func(done, total int)
+	vocabulary   *event.Vocabulary
+}
+
+// WithVocabulary makes the session know the log-only event types that v
+// registers besides the catalog (SURF-3). Without it a session knows the
+// catalog; an event of any other type is kept only when it is marked
+// ignorable.
+func WithVocabulary(v *event.Vocabulary) Option {
+	return func(c *config) { c.vocabulary = v }
 }
 
 // WithSeedProgress makes Seed report its progress: fn is called with the
@@ -105,7 +114,7 @@ func Seed(events []event.Event, opts ...Option) (*Session, error) {
 		if e.Sources != nil {
 			e.Sources = slices.Clone(e.Sources)
 		}
-		if err := s.mgr.Validate(s.log, &e); err != nil {
+		if err := s.mgr.ValidateWith(s.log, &e, s.cfg.vocabulary.Check); err != nil {
 			err.Index = i
 			return nil, err
 		}
@@ -156,7 +165,7 @@ func SeedLog(l *event.Log, opts ...Option) (*Session, error) {
 	events := l.Events()
 	s.log = events[:0]
 	var i int
-	check := func(e *event.Event, want int64) *event.Error { return l.Check(i, want) }
+	check := func(e *event.Event, want int64) *event.Error { return l.Check(s.cfg.vocabulary, i, want) }
 	for i = range events {
 		e := &events[i]
 		if err := s.mgr.ValidateWith(s.log, e, check); err != nil {
@@ -225,7 +234,7 @@ func (s *Session) AppendEvent(e event.Event) (event.Event, error) {
 func (s *Session) commit(e event.Event) (event.Event, error) {
 	// Validate compacts e.Data into a new buffer, so the log never keeps
 	// the caller's bytes.
-	if err := s.mgr.Validate(s.log, &e); err != nil {
+	if err := s.mgr.ValidateWith(s.log, &e, s.cfg.vocabulary.Check); err != nil {
 		return event.Event{}, err
 	}
 	if s.cfg.writeAhead != nil {

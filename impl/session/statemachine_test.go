@@ -95,8 +95,8 @@ func TestStateMachine(t *testing.T) {
 	// default-sized run.
 	if checks >= 500 {
 		for _, c := range event.Codes() {
-			if strings.HasPrefix(string(c), "persist.") {
-				continue // store errors: see impl/persist
+			if strings.HasPrefix(string(c), "persist.") || strings.HasPrefix(string(c), "vocabulary.") || strings.HasPrefix(string(c), "compaction.") {
+				continue // store errors: impl/persist; registration: TestVocabulary; compaction: impl/compaction
 			}
 			if produced[string(c)] == 0 {
 				t.Errorf("no step produced %s", c)

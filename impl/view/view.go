@@ -268,6 +268,43 @@ func (s Snapshot) walk(f func(*Entry) bool) bool {
 	return true
 }
 
+// walkFrom calls f for every entry from position i (counting entries) in
+// order, until f returns false: O(log n) to find i, then O(1) per entry.
+func (s Snapshot) walkFrom(i int, f func(*Entry) bool) {
+	var rec func(t *node, i int) bool
+	rec = func(t *node, i int) bool {
+		if t == nil || i >= t.n {
+			return true
+		}
+		if t.entries != nil {
+			for k := i; k < len(t.entries); k++ {
+				if !f(&t.entries[k]) {
+					return false
+				}
+			}
+			return true
+		}
+		if i < t.left.n {
+			if !rec(t.left, i) {
+				return false
+			}
+			return rec(t.right, 0)
+		}
+		return rec(t.right, i-t.left.n)
+	}
+	if !rec(s.root, i) {
+		return
+	}
+	if s.root != nil {
+		i -= s.root.n
+	}
+	for k := max(i, 0); k < len(s.tail); k++ {
+		if !f(&s.tail[k]) {
+			return
+		}
+	}
+}
+
 // Messages returns the messages of the snapshot.
 func (s Snapshot) Messages() Messages { return Messages{s} }
 
@@ -355,6 +392,23 @@ func (v Seqs) AppendTo(dst []int64) []int64 {
 		return true
 	})
 	return dst
+}
+
+// Range calls f with the seq and the message of nodes i to j-1 (a node
+// that gives no message has Role ""), in order, until f returns false:
+// O(log n + j - i).
+func (v Seqs) Range(i, j int, f func(seq int64, m message.Message) bool) {
+	if i < 0 || j > v.Len() || i > j {
+		panic("view: surface range out of bounds")
+	}
+	n := j - i
+	if n == 0 {
+		return
+	}
+	v.s.walkFrom(i, func(e *Entry) bool {
+		n--
+		return f(e.Msg.Seq, e.Msg) && n > 0
+	})
 }
 
 // Slice returns the seqs as a new slice (AppendTo(nil), never nil).

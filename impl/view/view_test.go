@@ -47,6 +47,21 @@ func check(t *rapid.T, s Snapshot, want []Entry) {
 		}
 	}
 	invariants(t, s.root)
+	if len(seqs) > 0 {
+		i := rapid.IntRange(0, len(seqs)-1).Draw(t, "from")
+		j := rapid.IntRange(i, len(seqs)).Draw(t, "to")
+		var got []int64
+		s.Seqs().Range(i, j, func(seq int64, m message.Message) bool {
+			if m.Seq != seq {
+				t.Fatalf("Range gave message %d with seq %d", m.Seq, seq)
+			}
+			got = append(got, seq)
+			return true
+		})
+		if !slices.Equal(got, seqs[i:j]) {
+			t.Fatalf("Range(%d, %d) = %v, want %v", i, j, got, seqs[i:j])
+		}
+	}
 }
 
 func invariants(t *rapid.T, n *node) {

@@ -125,7 +125,7 @@ func deepCopy(s State) State {
 // sourceEventSeqs from an empty one.
 func EqualEvent(a, b *event.Event) bool {
 	return a.Type == b.Type && a.Seq == b.Seq && a.Time == b.Time && bytes.Equal(a.Data, b.Data) &&
-		(a.Sources == nil) == (b.Sources == nil) && slices.Equal(a.Sources, b.Sources) && a.Op == b.Op
+		(a.Sources == nil) == (b.Sources == nil) && slices.Equal(a.Sources, b.Sources) && a.Op == b.Op && a.Ignorable == b.Ignorable
 }
 
 func equalMessage(a, b *message.Message) bool {
@@ -156,6 +156,15 @@ func equalOutcome(a, b Outcome) bool {
 	}
 	if a.Event != nil && !EqualEvent(a.Event, b.Event) {
 		return false
+	}
+	if len(a.Events) != len(b.Events) || (a.Range == nil) != (b.Range == nil) || (a.Range != nil && *a.Range != *b.Range) ||
+		a.Balanced != b.Balanced || a.OnSurface != b.OnSurface {
+		return false
+	}
+	for i := range a.Events {
+		if !EqualEvent(&a.Events[i], &b.Events[i]) {
+			return false
+		}
 	}
 	return slices.Equal(a.Provenance, b.Provenance)
 }

@@ -6,10 +6,12 @@ package ops
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/surfacelog/surface/impl/compaction"
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/message"
 	"github.com/surfacelog/surface/impl/session"
@@ -26,6 +28,21 @@ const (
 	KindSeedJSON   Kind = "seed_json"
 	KindFork       Kind = "fork"
 	KindProvenance Kind = "provenance"
+	KindRepair     Kind = "repair"
+	// Compaction (COMP-*): begin, commit, abort, prune, select, balance,
+	// and forget (the compactor crashes: its open operation is lost, the
+	// lock stays in the log).
+	KindBegin   Kind = "compact_begin"
+	KindCommit  Kind = "compact_commit"
+	KindAbort   Kind = "compact_abort"
+	KindPrune   Kind = "prune"
+	KindSelect  Kind = "compact_select"
+	KindBalance Kind = "balance"
+	KindForget  Kind = "forget"
+	// KindReload stands for a crash and a resume: each side is seeded
+	// again from its own log, so an open operation is lost and the lock
+	// stays in the log (repair closes it, REP-6).
+	KindReload Kind = "reload"
 )
 
 // Step is one operation.
@@ -43,8 +60,21 @@ type Step struct {
 	Boundary int64
 	// Continue makes a successful fork continue on the child.
 	Continue bool
-	// Provenance
+	// Provenance; Prune and Balance (the node)
 	Seq int64
+	// Begin: the range and how; Snap shrinks it to balanced cuts, V2 uses
+	// the compaction/* vocabulary. Balance: After asks for the cut after.
+	Start, End int64
+	Snap, V2   bool
+	After      bool
+	// Commit: the summary (or Prune: the new content) and the summariser.
+	Blocks          []json.RawMessage
+	Provider, Model string
+	MaxTokens       *int64
+	// Abort: the reason.
+	Reason string
+	// Select: keep the last KeepLast nodes, or (KeepLast < 0) KeepTokens.
+	KeepLast, KeepTokens int
 }
 
 func (s Step) String() string {
@@ -61,9 +91,20 @@ func (s Step) String() string {
 		return fmt.Sprintf("seed_json %d lines", len(s.Lines))
 	case KindFork:
 		return fmt.Sprintf("fork at %d", s.Boundary)
-	default:
+	case KindProvenance:
 		return fmt.Sprintf("provenance of %d", s.Seq)
+	case KindBegin:
+		return fmt.Sprintf("compact_begin %d..%d snap=%v v2=%v", s.Start, s.End, s.Snap, s.V2)
+	case KindCommit:
+		return fmt.Sprintf("compact_commit %d blocks", len(s.Blocks))
+	case KindPrune:
+		return fmt.Sprintf("prune %d", s.Seq)
+	case KindSelect:
+		return fmt.Sprintf("compact_select keepLast=%d keepTokens=%d", s.KeepLast, s.KeepTokens)
+	case KindBalance:
+		return fmt.Sprintf("balance %d after=%v", s.Seq, s.After)
 	}
+	return string(s.Kind)
 }
 
 // Outcome is what one side reported for a step.
@@ -71,6 +112,12 @@ type Outcome struct {
 	Code       event.Code   // "" on success
 	Event      *event.Event // the appended event
 	Provenance []int64
+	// Events are the events a repair or a compaction step appended.
+	Events []event.Event
+	// Range is what a select proposed; Balanced, OnSurface what a balance
+	// found.
+	Range               *[2]int64
+	Balanced, OnSurface bool
 }
 
 // State is everything observable about a session.
@@ -90,6 +137,14 @@ type Driver interface {
 	Fork(boundary int64) (Driver, error)
 	Provenance(seq int64) ([]int64, error)
 	State() State
+	// Compaction (COMP-*). A driver holds at most one open operation.
+	Begin(s Step) ([]event.Event, error)
+	Commit(s Step) ([]event.Event, error)
+	Abort(reason string) ([]event.Event, error)
+	Prune(seq int64, content []json.RawMessage) ([]event.Event, error)
+	Select(keepLast, keepTokens int) (int64, int64, error)
+	Balanced(seq int64, after bool) (balanced, ok bool)
+	Forget()
 }
 
 // Apply runs s on d. It returns the driver to continue with: a seed that
@@ -121,6 +176,35 @@ func Apply(d Driver, s Step) (Driver, Outcome) {
 	case KindProvenance:
 		p, err := d.Provenance(s.Seq)
 		out.Code, out.Provenance = event.CodeOf(err), p
+	case KindRepair:
+		evs, err := d.Repair()
+		out.Code, out.Events = event.CodeOf(err), evs
+	case KindBegin:
+		evs, err := d.Begin(s)
+		out.Code, out.Events = event.CodeOf(err), evs
+	case KindCommit:
+		evs, err := d.Commit(s)
+		out.Code, out.Events = event.CodeOf(err), evs
+	case KindAbort:
+		evs, err := d.Abort(s.Reason)
+		out.Code, out.Events = event.CodeOf(err), evs
+	case KindPrune:
+		evs, err := d.Prune(s.Seq, s.Blocks)
+		out.Code, out.Events = event.CodeOf(err), evs
+	case KindSelect:
+		a, b, err := d.Select(s.KeepLast, s.KeepTokens)
+		if out.Code = event.CodeOf(err); err == nil {
+			out.Range = &[2]int64{a, b}
+		}
+	case KindBalance:
+		out.Balanced, out.OnSurface = d.Balanced(s.Seq, s.After)
+	case KindForget:
+		d.Forget()
+	case KindReload:
+		next, err := d.Seed(d.State().Events)
+		if out.Code = event.CodeOf(err); err == nil {
+			d = next
+		}
 	}
 	return d, out
 }
@@ -132,6 +216,7 @@ func Diff(want, got any) string { return cmp.Diff(want, got) }
 type Impl struct {
 	S     *session.Session
 	Clock func() int64
+	op    *compaction.Operation
 }
 
 // NewImpl returns an empty implementation session.
@@ -175,6 +260,77 @@ func (d *Impl) Provenance(seq int64) ([]int64, error) { return d.S.Provenance(se
 
 func (d *Impl) State() State { return StateOf(d.S) }
 
+// appendedSince returns the events of the log from n on.
+func (d *Impl) appendedSince(n int) []event.Event {
+	return append([]event.Event(nil), d.S.Events()[n:]...)
+}
+
+func (d *Impl) Begin(s Step) ([]event.Event, error) {
+	opts := []compaction.Option{}
+	if s.Snap {
+		opts = append(opts, compaction.WithSnap())
+	}
+	if s.V2 {
+		opts = append(opts, compaction.WithVocabulary(compaction.CompactionEvents))
+	}
+	n := d.S.Len()
+	op, err := compaction.Begin(d.S, s.Start, s.End, opts...)
+	if err != nil {
+		return nil, err
+	}
+	d.op = op
+	return d.appendedSince(n), nil
+}
+
+func (d *Impl) Commit(s Step) ([]event.Event, error) {
+	if d.op == nil {
+		return nil, event.Errorf(event.CodeCompactionFinished, -1, "no open operation")
+	}
+	n := d.S.Len()
+	_, err := d.op.Commit(s.Blocks, compaction.Meta{Provider: s.Provider, Model: s.Model, MaxTokens: s.MaxTokens})
+	if err != nil {
+		return nil, err
+	}
+	return d.appendedSince(n), nil
+}
+
+func (d *Impl) Abort(reason string) ([]event.Event, error) {
+	if d.op == nil {
+		return nil, event.Errorf(event.CodeCompactionFinished, -1, "no open operation")
+	}
+	n := d.S.Len()
+	if err := d.op.Abort(errors.New(reason)); err != nil {
+		return nil, err
+	}
+	return d.appendedSince(n), nil
+}
+
+func (d *Impl) Prune(seq int64, content []json.RawMessage) ([]event.Event, error) {
+	n := d.S.Len()
+	if _, err := compaction.PruneToolResult(d.S, seq, content); err != nil {
+		return nil, err
+	}
+	return d.appendedSince(n), nil
+}
+
+func (d *Impl) Select(keepLast, keepTokens int) (int64, int64, error) {
+	p := compaction.KeepLast(keepLast)
+	if keepLast < 0 {
+		p = compaction.KeepTokens(keepTokens, nil)
+	}
+	r, err := compaction.Select(d.S, p)
+	return r.Start, r.End, err
+}
+
+func (d *Impl) Balanced(seq int64, after bool) (bool, bool) {
+	if after {
+		return compaction.BalancedAfter(d.S, seq)
+	}
+	return compaction.BalancedBefore(d.S, seq)
+}
+
+func (d *Impl) Forget() { d.op = nil }
+
 // Views returns the session's current views, which must never change.
 func (d *Impl) Views() (view.Seqs, view.Messages) { return d.S.Surface(), d.S.Messages() }
 
@@ -202,6 +358,7 @@ func normal(s State) State {
 type Model struct {
 	S     *model.Session
 	Clock func() int64
+	op    *model.Op
 }
 
 // NewModel returns an empty model session.
@@ -246,6 +403,42 @@ func (d *Model) Fork(boundary int64) (Driver, error) {
 }
 
 func (d *Model) Provenance(seq int64) ([]int64, error) { return d.S.Provenance(seq) }
+
+func (d *Model) Begin(s Step) ([]event.Event, error) {
+	n := len(d.S.Events())
+	op, err := d.S.Begin(s.Start, s.End, s.Snap, s.V2, "")
+	if err != nil {
+		return nil, err
+	}
+	d.op = op
+	return d.S.Events()[n:], nil
+}
+
+func (d *Model) Commit(s Step) ([]event.Event, error) {
+	if d.op == nil {
+		return nil, event.Errorf(event.CodeCompactionFinished, -1, "no open operation")
+	}
+	return d.S.Commit(d.op, s.Blocks, s.Provider, s.Model, s.MaxTokens)
+}
+
+func (d *Model) Abort(reason string) ([]event.Event, error) {
+	if d.op == nil {
+		return nil, event.Errorf(event.CodeCompactionFinished, -1, "no open operation")
+	}
+	return d.S.Abort(d.op, reason)
+}
+
+func (d *Model) Prune(seq int64, content []json.RawMessage) ([]event.Event, error) {
+	return d.S.Prune(seq, content)
+}
+
+func (d *Model) Select(keepLast, keepTokens int) (int64, int64, error) {
+	return d.S.Select(keepLast, keepTokens)
+}
+
+func (d *Model) Balanced(seq int64, after bool) (bool, bool) { return d.S.Balanced(seq, after) }
+
+func (d *Model) Forget() { d.op = nil }
 
 func (d *Model) State() State {
 	st := d.S.Derived()

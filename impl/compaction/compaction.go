@@ -1,0 +1,466 @@
+package compaction
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"sync"
+
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/message"
+	"github.com/surfacelog/surface/impl/session"
+)
+
+// Vocabulary says which records a compaction writes (COMP-1).
+type Vocabulary int
+
+const (
+	// CompactEvents writes the seed system's compact/start,
+	// compact/summary and compact/end (its b736889ac7 vocabulary, the
+	// default). They record the open turn, so one must be open
+	// (compaction.no_turn).
+	CompactEvents Vocabulary = iota
+	// CompactionEvents writes compaction/start, compaction/summary and
+	// compaction/end with a compactionId; outside a turn, turn is null.
+	CompactionEvents
+)
+
+// Option configures Begin.
+type Option func(*options)
+
+type options struct {
+	vocabulary Vocabulary
+	id         string
+	snap       bool
+	estimate   Estimator
+}
+
+// WithVocabulary chooses the records' vocabulary (default CompactEvents).
+func WithVocabulary(v Vocabulary) Option { return func(o *options) { o.vocabulary = v } }
+
+// WithID sets the compactionId of the CompactionEvents vocabulary (default: one
+// made from the start event's seq, "c" + seq).
+func WithID(id string) Option { return func(o *options) { o.id = id } }
+
+// WithSnap makes Begin shrink a range whose edges split a tool call from
+// its result to the nearest balanced cuts inside it (COMP-4), instead of
+// refusing it with compaction.unbalanced.
+func WithSnap() Option { return func(o *options) { o.snap = true } }
+
+// WithEstimator sets the token estimator of the shadowedTokenCount
+// (default EstimateTokens).
+func WithEstimator(e Estimator) Option { return func(o *options) { o.estimate = e } }
+
+func optionsOf(opts []Option) options {
+	o := options{estimate: EstimateTokens}
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// SummarySource is the source of the user/message that carries a summary.
+var SummarySource = json.RawMessage(`{"kind":"plugin","plugin":"compact"}`)
+
+// Operation is a compaction between Begin and Commit or Abort: its lock is
+// taken (the start event is in the log), and the shadowed nodes are known.
+// An Operation is safe for concurrent use; Commit and Abort finish it once.
+type Operation struct {
+	s    *session.Session
+	opts options
+
+	// StartSeq is the seq of the start event.
+	StartSeq int64
+	// Start and End are the range, as node seqs: the first and the last
+	// shadowed node (a surface-position span: Start may be numerically
+	// greater than End after earlier replaces).
+	Start, End int64
+	// Shadowed are the seqs of the shadowed nodes, in surface order.
+	Shadowed []int64
+	// Messages are the messages of the shadowed nodes, in order: what the
+	// summariser reads.
+	Messages []message.Message
+	// TokenCount is the estimated tokens of Messages (shadowedTokenCount).
+	TokenCount int
+
+	turn json.RawMessage // the start event's turn (a number, or null)
+	id   string          // compactionId (CompactionEvents vocabulary)
+
+	mu       sync.Mutex
+	finished bool
+}
+
+// Begin starts a compaction of the surface nodes from start through end
+// (inclusive, in surface order) of s (COMP-3): it checks the range as a
+// replace would (replace.start_not_on_surface, replace.end_not_on_surface,
+// replace.reversed), that its edges split no tool call from its result
+// (compaction.unbalanced, or shrinks the range with WithSnap), that no
+// compaction is open (compaction.locked) and, for the CompactEvents vocabulary,
+// that a turn is open (compaction.no_turn); then it appends the start
+// event, which holds the lock until Commit or Abort appends the end event.
+// The checks and the append are one step: no other append comes between.
+func Begin(s *session.Session, start, end int64, opts ...Option) (*Operation, error) {
+	o := optionsOf(opts)
+	op := &Operation{s: s, opts: o}
+	t := trackerOf(s)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, err := s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
+		t.sync(tx)
+		first, last, err := t.checkRange(tx, start, end, o.snap)
+		if err != nil {
+			return nil, err
+		}
+		if t.open != nil {
+			return nil, event.Errorf(event.CodeCompactionLocked, -1, "compaction started at %d is still open", t.open.seq)
+		}
+		seqs := tx.Surface()
+		op.Start, op.End = seqs.At(first), seqs.At(last)
+		seqs.Range(first, last+1, func(seq int64, m message.Message) bool {
+			op.Shadowed = append(op.Shadowed, seq)
+			if m.Role != "" {
+				op.Messages = append(op.Messages, m)
+				op.TokenCount += o.estimate(m)
+			}
+			return true
+		})
+		op.StartSeq = int64(tx.Len())
+		return []session.Draft{op.startDraft(t.turn)}, op.turnErr(t.turn)
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.sync2(s)
+	return op, nil
+}
+
+// sync2 folds the events appended since the last sync (the caller's own).
+func (t *tracker) sync2(s *session.Session) {
+	_, _ = s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
+		t.sync(tx)
+		return nil, nil
+	})
+}
+
+// checkRange validates [start, end] and returns the surface positions of
+// its first and last node, shrunk to balanced cuts when snap is set.
+func (t *tracker) checkRange(tx session.Tx, start, end int64, snap bool) (int, int, error) {
+	i, ok := t.pos[start]
+	if !ok {
+		return 0, 0, event.Errorf(event.CodeReplaceStartNotOnSurface, -1, "range start %d is not on the surface", start)
+	}
+	j, ok := t.pos[end]
+	if !ok {
+		return 0, 0, event.Errorf(event.CodeReplaceEndNotOnSurface, -1, "range end %d is not on the surface", end)
+	}
+	if i > j {
+		return 0, 0, event.Errorf(event.CodeReplaceReversed, -1, "range start %d comes after end %d on the surface", start, end)
+	}
+	if t.before[start] == 0 && t.after[end] == 0 {
+		return i, j, nil
+	}
+	if !snap {
+		return 0, 0, event.Errorf(event.CodeCompactionUnbalanced, -1, "the range %d..%d would split a tool call from its result (unanswered calls cross its edges: %d before, %d after)", start, end, t.before[start], t.after[end])
+	}
+	var seqs []int64 // the range's seqs, by position from i
+	tx.Surface().Range(i, j+1, func(seq int64, _ message.Message) bool {
+		seqs = append(seqs, seq)
+		return true
+	})
+	lo, hi := 0, len(seqs)-1
+	for lo <= hi && t.before[seqs[lo]] != 0 {
+		lo++
+	}
+	for hi >= lo && t.after[seqs[hi]] != 0 {
+		hi--
+	}
+	i, j = i+lo, i+hi
+	if i > j {
+		return 0, 0, event.Errorf(event.CodeCompactionNothingToCompact, -1, "no balanced cuts inside %d..%d", start, end)
+	}
+	return i, j, nil
+}
+
+// turnErr is compaction.no_turn when the CompactEvents vocabulary has no turn to
+// record.
+func (op *Operation) turnErr(turn json.RawMessage) error {
+	if op.opts.vocabulary == CompactEvents && turn == nil {
+		return event.Errorf(event.CodeCompactionNoTurn, -1, "the compact/* records name the open turn, and no turn is open (use WithVocabulary(CompactionEvents) between turns)")
+	}
+	return nil
+}
+
+func (op *Operation) startDraft(turn json.RawMessage) session.Draft {
+	op.turn = turn
+	if op.opts.vocabulary == CompactEvents {
+		return session.Draft{Type: event.TypeCompactStart, Data: json.RawMessage(`{"turn":` + string(turn) + `}`)}
+	}
+	if op.turn == nil {
+		op.turn = json.RawMessage("null")
+	}
+	op.id = op.opts.id
+	if op.id == "" {
+		op.id = "c" + strconv.FormatInt(op.StartSeq, 10)
+	}
+	return session.Draft{Type: event.TypeCompactionStart, Data: json.RawMessage(`{"compactionId":` + message.QuoteJS(op.id) + `,"turn":` + string(op.turn) + `}`)}
+}
+
+// Meta describes the summariser of a Commit (COMP-5).
+type Meta struct {
+	// Provider and Model name the model that wrote the summary.
+	Provider, Model string
+	// MaxTokens is the generation cap of the summarise call, when one
+	// applied.
+	MaxTokens *int64
+	// Usage and RawOutput are recorded by the CompactionEvents vocabulary only:
+	// the summariser's token usage (an object) and its raw output blocks.
+	Usage     json.RawMessage
+	RawOutput []json.RawMessage
+}
+
+// Result is what a committed compaction appended.
+type Result struct {
+	// StartSeq, SummarySeq, ReplaceSeq and EndSeq are the seqs of the
+	// start event, the summary record, the replacing user/message and the
+	// end event.
+	StartSeq, SummarySeq, ReplaceSeq, EndSeq int64
+	// Start, End and Shadowed are the range and the shadowed seqs.
+	Start, End int64
+	Shadowed   []int64
+	// TokenCount is the shadowedTokenCount recorded.
+	TokenCount int
+}
+
+func (op *Operation) finish() error {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	if op.finished {
+		return event.Errorf(event.CodeCompactionFinished, -1, "the compaction started at %d was already committed or aborted", op.StartSeq)
+	}
+	op.finished = true
+	return nil
+}
+
+// Commit ends the compaction with summary (content blocks) replacing the
+// shadowed nodes (COMP-5): it appends, with nothing in between, the
+// summary record, a user/message carrying summary that replaces the range
+// with sourceEventSeqs exactly [StartSeq, the record's seq, Shadowed...],
+// and the end event. Summary blocks that are not valid content blocks are
+// refused (event.data_invalid) with nothing appended and the operation
+// still open. When the shadowed nodes are no longer the range they were at
+// Begin (another replace touched them), it appends the end event with the
+// error "compaction.range_changed" instead and returns that code.
+func (op *Operation) Commit(summary []json.RawMessage, meta Meta) (Result, error) {
+	op.mu.Lock()
+	finished := op.finished
+	op.mu.Unlock()
+	if !finished {
+		// Summary blocks that no record could hold are refused before
+		// anything is appended; the operation stays open.
+		if err := checkData(op.summaryType(), op.summaryData(summary, meta)); err != nil {
+			return Result{}, err
+		}
+	}
+	if err := op.finish(); err != nil {
+		return Result{}, err
+	}
+	t := trackerOf(op.s)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	res := Result{StartSeq: op.StartSeq, Start: op.Start, End: op.End, Shadowed: op.Shadowed, TokenCount: op.TokenCount}
+	events, err := op.s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
+		t.sync(tx)
+		if !t.sameRange(op.Shadowed) {
+			return nil, event.Errorf(event.CodeCompactionRangeChanged, -1, "the nodes %d..%d changed since the compaction began at %d", op.Start, op.End, op.StartSeq)
+		}
+		next := int64(tx.Len())
+		res.SummarySeq, res.ReplaceSeq, res.EndSeq = next, next+1, next+2
+		sources := append([]int64{op.StartSeq, res.SummarySeq}, op.Shadowed...)
+		return []session.Draft{
+			{Type: op.summaryType(), Data: op.summaryData(summary, meta)},
+			{Type: event.TypeUserMessage, Data: userMessage(summary), Intent: &event.Intent{Op: event.Replace(op.Start, op.End), Sources: sources}},
+			op.endDraft(""),
+		}, nil
+	})
+	t.sync2(op.s)
+	switch {
+	case err == nil:
+		return res, nil
+	case len(events) < 3:
+		// Not all of it was appended: release the lock. With the replace
+		// in the log the compaction happened; without it, it failed.
+		why := string(event.CodeOf(err)) // the rejection's stable code
+		if why == "" {
+			why = err.Error()
+		}
+		if len(events) == 2 {
+			why = ""
+		}
+		_, _ = op.s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
+			return []session.Draft{op.endDraft(why)}, nil
+		})
+		t.sync2(op.s)
+	}
+	return Result{}, err
+}
+
+// Abort ends the compaction without a replace: it appends the end event
+// with cause's message as its error (COMP-6).
+func (op *Operation) Abort(cause error) error {
+	if err := op.finish(); err != nil {
+		return err
+	}
+	msg := "aborted"
+	if cause != nil && cause.Error() != "" {
+		msg = cause.Error()
+	}
+	t := trackerOf(op.s)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, err := op.s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
+		return []session.Draft{op.endDraft(msg)}, nil
+	})
+	t.sync2(op.s)
+	return err
+}
+
+// sameRange reports whether shadowed are still consecutive surface nodes,
+// in that order. The caller holds t.mu after a sync.
+func (t *tracker) sameRange(shadowed []int64) bool {
+	first, ok := t.pos[shadowed[0]]
+	if !ok {
+		return false
+	}
+	for k, seq := range shadowed {
+		if p, ok := t.pos[seq]; !ok || p != first+k {
+			return false
+		}
+	}
+	return true
+}
+
+func (op *Operation) endType() event.Type {
+	if op.opts.vocabulary == CompactEvents {
+		return event.TypeCompactEnd
+	}
+	return event.TypeCompactionEnd
+}
+
+func (op *Operation) summaryType() event.Type {
+	if op.opts.vocabulary == CompactEvents {
+		return event.TypeCompactSummary
+	}
+	return event.TypeCompactionSummary
+}
+
+// endDraft is the end event, with errText when not "".
+func (op *Operation) endDraft(errText string) session.Draft {
+	data := `{"turn":` + string(op.turn)
+	if op.opts.vocabulary == CompactionEvents {
+		data = `{"compactionId":` + message.QuoteJS(op.id) + `,"turn":` + string(op.turn)
+	}
+	if errText != "" {
+		data += `,"error":` + message.QuoteJS(errText)
+	}
+	return session.Draft{Type: op.endType(), Data: json.RawMessage(data + "}")}
+}
+
+// summaryData is the data of the summary record (COMP-5).
+func (op *Operation) summaryData(summary []json.RawMessage, meta Meta) json.RawMessage {
+	var b []byte
+	b = append(b, '{')
+	if op.opts.vocabulary == CompactionEvents {
+		b = append(append(append(b, `"compactionId":`...), message.QuoteJS(op.id)...), ',')
+	}
+	b = append(b, `"summary":`...)
+	b = appendBlocks(b, summary)
+	b = append(b, `,"shadowedRange":{"start":`...)
+	b = strconv.AppendInt(b, op.Start, 10)
+	b = append(b, `,"end":`...)
+	b = strconv.AppendInt(b, op.End, 10)
+	b = append(b, `},"shadowedSeqs":[`...)
+	for k, seq := range op.Shadowed {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, seq, 10)
+	}
+	b = append(b, `],"shadowedTokenCount":`...)
+	b = strconv.AppendInt(b, int64(op.TokenCount), 10)
+	b = append(append(append(append(b, `,"provider":`...), message.QuoteJS(meta.Provider)...), `,"model":`...), message.QuoteJS(meta.Model)...)
+	if meta.MaxTokens != nil {
+		b = strconv.AppendInt(append(b, `,"maxTokens":`...), *meta.MaxTokens, 10)
+	}
+	if op.opts.vocabulary == CompactionEvents {
+		if meta.Usage != nil {
+			b = append(append(b, `,"usage":`...), meta.Usage...)
+		}
+		if meta.RawOutput != nil {
+			b = appendBlocks(append(b, `,"rawOutput":`...), meta.RawOutput)
+		}
+	}
+	return append(b, '}')
+}
+
+func appendBlocks(b []byte, blocks []json.RawMessage) []byte {
+	b = append(b, '[')
+	for k, blk := range blocks {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, blk...)
+	}
+	return append(b, ']')
+}
+
+// userMessage is the data of the user/message that carries a summary.
+func userMessage(summary []json.RawMessage) json.RawMessage {
+	b := appendBlocks([]byte(`{"content":`), summary)
+	return append(append(append(b, `,"source":`...), SummarySource...), '}')
+}
+
+// checkData checks data against SURF-4 and SURF-5 for an event of type t,
+// as an append would.
+func checkData(t event.Type, data json.RawMessage) error {
+	e := event.Event{Type: t, Data: data}
+	if event.IsSurface(t) {
+		e.Op = event.Append()
+	}
+	if err := event.Check(&e, 0); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Summarizer writes the summary of the shadowed messages of a compaction.
+type Summarizer func(op *Operation) (summary []json.RawMessage, meta Meta, err error)
+
+// Compact is Begin, the summariser, then Commit, or Abort with the
+// summariser's error (which it returns, wrapped).
+func Compact(s *session.Session, start, end int64, summarize Summarizer, opts ...Option) (Result, error) {
+	op, err := Begin(s, start, end, opts...)
+	if err != nil {
+		return Result{}, err
+	}
+	summary, meta, err := summarize(op)
+	if err != nil {
+		if aerr := op.Abort(err); aerr != nil {
+			return Result{}, errors.Join(err, aerr)
+		}
+		return Result{}, err
+	}
+	return op.Commit(summary, meta)
+}
+
+// Open reports whether a compaction is open in s (COMP-2), and the seq of
+// its start event.
+func Open(s *session.Session) (bool, int64) {
+	t := trackerOf(s)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sync2(s)
+	if t.open == nil {
+		return false, -1
+	}
+	return true, t.open.seq
+}

@@ -1,0 +1,88 @@
+package compaction_test
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/internal/ops"
+)
+
+// TestMain raises rapid's defaults (RAPID_CHECKS / -rapid.checks change them).
+func TestMain(m *testing.M) {
+	flag.Parse()
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if _, env := os.LookupEnv("RAPID_CHECKS"); !set["rapid.checks"] && !env {
+		_ = flag.Set("rapid.checks", "400")
+	}
+	if _, env := os.LookupEnv("RAPID_STEPS"); !set["rapid.steps"] && !env {
+		_ = flag.Set("rapid.steps", "60")
+	}
+	os.Exit(m.Run())
+}
+
+// TestCompactionStateMachine drives Begin, Commit, Abort, PruneToolResult,
+// Select and the balance queries of package compaction, and the same
+// operations of the model (which computes every rule by rescanning the
+// log), in lockstep with appends (tool calls and results, turns, any event),
+// replaces, crashes in the middle of a compaction (the compactor forgets
+// its operation, or the session is reloaded from its log) and repairs; it
+// compares every step's outcome (error code, events appended, range,
+// balance) and the whole state.
+//
+// Rules exercised: COMP-1 COMP-2 COMP-3 COMP-4 COMP-5 COMP-6 COMP-7 COMP-8
+// REP-6.
+func TestCompactionStateMachine(t *testing.T) {
+	produced := map[string]int{}
+	checks := 0
+	rapid.Check(t, func(t *rapid.T) {
+		p := ops.NewPair()
+		checks++
+		defer func() {
+			for c, n := range p.Codes {
+				produced[c] += n
+			}
+		}()
+		step := func(s ops.Step) {
+			if d := p.Step(s); d != "" {
+				t.Fatal(d)
+			}
+		}
+		state := p.ModelState
+		gen := func(g func(ops.Chooser, ops.State) ops.Step) func(*rapid.T) {
+			return func(t *rapid.T) { step(g(ops.Rapid{T: t}, state())) }
+		}
+		t.Repeat(map[string]func(*rapid.T){
+			"traffic":  gen(ops.GenToolTraffic),
+			"traffic2": gen(ops.GenToolTraffic),
+			"traffic3": gen(ops.GenToolTraffic),
+			"append":   gen(ops.GenAppend),
+			"replace":  gen(ops.GenReplace),
+			"begin":    gen(ops.GenBegin),
+			"begin2":   gen(ops.GenBegin),
+			"commit":   gen(ops.GenCommit),
+			"commit2":  gen(ops.GenCommit),
+			"abort":    gen(ops.GenAbort),
+			"prune":    gen(ops.GenPrune),
+			"select":   gen(ops.GenSelect),
+			"balance":  gen(ops.GenBalance),
+			"forget":   func(t *rapid.T) { step(ops.Step{Kind: ops.KindForget}) },
+			"reload":   func(t *rapid.T) { step(ops.Step{Kind: ops.KindReload}) },
+			"repair":   func(t *rapid.T) { step(ops.Step{Kind: ops.KindRepair}) },
+			"":         func(t *rapid.T) {},
+		})
+	})
+	if checks >= 200 {
+		for _, c := range event.Codes() {
+			if strings.HasPrefix(string(c), "compaction.") && produced[string(c)] == 0 {
+				t.Errorf("no step produced %s", c)
+			}
+		}
+	}
+	t.Logf("outcomes over %d checks: %v", checks, produced)
+}

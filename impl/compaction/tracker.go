@@ -1,0 +1,187 @@
+package compaction
+
+import (
+	"encoding/json"
+	"runtime"
+	"sync"
+	"weak"
+
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/message"
+	"github.com/surfacelog/surface/impl/session"
+)
+
+// tracker is what compaction needs to know about one session, kept up to
+// date by folding the log's new events (delta processing, like the
+// surface itself): the open turn, the open compaction (COMP-2), and the
+// tool-pairing balance of every surface cut (COMP-4). Appends cost O(1)
+// amortised each; a replace makes the pairing stale, and the next query
+// rebuilds it from the surface in O(surface).
+type tracker struct {
+	mu        sync.Mutex
+	processed int // log events folded
+
+	turn json.RawMessage // the open turn's number, nil when none is open
+
+	open *bracket // the open compaction, or nil
+
+	// Pairing, valid for the current surface unless stale.
+	stale   bool
+	pos     map[int64]int   // surface position of each node
+	before  map[int64]int32 // unanswered calls crossing the cut before each node
+	after   map[int64]int32 // ... and the cut after it
+	pending map[string]int  // unanswered call ids after the last node, with multiplicity
+	npend   int32
+	nodes   int // surface nodes seen since the last rebuild (the next position)
+}
+
+// bracket is an open compaction: its start event.
+type bracket struct {
+	typ  event.Type // compact/start or compaction/start
+	seq  int64
+	data []byte
+	id   string // compactionId (compaction/*)
+}
+
+var trackers sync.Map // weak.Pointer[session.Session] -> *tracker
+
+// trackerOf returns the tracker of s, made on first use and dropped when s
+// is garbage collected.
+func trackerOf(s *session.Session) *tracker {
+	key := weak.Make(s)
+	if t, ok := trackers.Load(key); ok {
+		return t.(*tracker)
+	}
+	t, loaded := trackers.LoadOrStore(key, newTracker())
+	if !loaded {
+		runtime.AddCleanup(s, func(k weak.Pointer[session.Session]) { trackers.Delete(k) }, key)
+	}
+	return t.(*tracker)
+}
+
+func newTracker() *tracker {
+	return &tracker{pos: map[int64]int{}, before: map[int64]int32{}, after: map[int64]int32{}, pending: map[string]int{}}
+}
+
+// sync folds the events of the log that tx shows and the tracker has not
+// seen, and rebuilds the pairing when a replace made it stale. The caller
+// holds t.mu.
+func (t *tracker) sync(tx session.Tx) {
+	log := tx.Events()
+	for ; t.processed < len(log); t.processed++ {
+		t.fold(&log[t.processed])
+	}
+	if t.stale {
+		t.rebuild(tx)
+	}
+}
+
+func (t *tracker) fold(e *event.Event) {
+	switch e.Type {
+	case event.TypeTurnStart:
+		t.turn, _ = event.ObjectMember(e.Data, "turn")
+	case event.TypeTurnEnd:
+		t.turn = nil
+	case event.TypeCompactStart, event.TypeCompactionStart:
+		t.open = &bracket{typ: e.Type, seq: e.Seq, data: e.Data, id: stringMember(e.Data, "compactionId")}
+	case event.TypeCompactEnd:
+		if t.open != nil && t.open.typ == event.TypeCompactStart {
+			t.open = nil
+		}
+	case event.TypeCompactionEnd:
+		if t.open != nil && t.open.typ == event.TypeCompactionStart && t.open.id == stringMember(e.Data, "compactionId") {
+			t.open = nil
+		}
+	}
+	if !event.IsSurface(e.Type) || t.stale {
+		return
+	}
+	if e.Op.Kind == event.OpReplace {
+		t.stale = true // positions and balances after the range may change
+		return
+	}
+	t.node(e)
+}
+
+// node adds surface node e after the last one.
+func (t *tracker) node(e *event.Event) {
+	t.pos[e.Seq] = t.nodes
+	t.nodes++
+	t.before[e.Seq] = t.npend
+	switch e.Type {
+	case event.TypeAssistantMessage:
+		for _, id := range toolCallIDs(e.Data) {
+			t.pending[id]++
+			t.npend++
+		}
+	case event.TypeToolResult:
+		if id := stringMember(e.Data, "callId"); t.pending[id] > 0 {
+			t.pending[id]--
+			t.npend--
+		}
+	}
+	t.after[e.Seq] = t.npend
+}
+
+// rebuild recomputes the pairing from the current surface.
+func (t *tracker) rebuild(tx session.Tx) {
+	clear(t.pos)
+	clear(t.before)
+	clear(t.after)
+	clear(t.pending)
+	t.npend, t.nodes, t.stale = 0, 0, false
+	log := tx.Events()
+	for _, seq := range tx.Surface().All() {
+		t.node(&log[seq])
+	}
+}
+
+// toolCallIDs returns the ids of the tool-call blocks of an
+// assistant/message (COMP-4): blocks with "type":"tool-call" and a string
+// "id".
+func toolCallIDs(data []byte) []string {
+	content, _ := event.ObjectMember(data, "content")
+	var ids []string
+	for _, b := range event.ArrayElements(content) {
+		if t, _ := event.ObjectMember(b, "type"); string(t) != `"tool-call"` {
+			continue
+		}
+		raw, ok := event.ObjectMember(b, "id")
+		var id string
+		if ok && json.Unmarshal(raw, &id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+func stringMember(data []byte, name string) string {
+	raw, ok := event.ObjectMember(data, name)
+	if !ok {
+		return ""
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	return s
+}
+
+// onSurface reports whether seq is a surface node. The caller holds t.mu
+// after a sync.
+func (t *tracker) onSurface(seq int64) bool {
+	_, ok := t.pos[seq]
+	return ok
+}
+
+// Estimator estimates the tokens of a message, for the token budget of a
+// selection and the shadowedTokenCount of the records (COMP-5).
+type Estimator func(message.Message) int
+
+// EstimateTokens is the default Estimator (COMP-5): a quarter of the bytes
+// of the message's content blocks, rounded up.
+func EstimateTokens(m message.Message) int {
+	n := 0
+	for _, b := range m.Content {
+		n += len(b)
+	}
+	return (n + 3) / 4
+}
