@@ -135,7 +135,9 @@ func openCompaction(log []event.Event) (openEnd, bool) {
 	var start map[string]json.RawMessage
 	_ = json.Unmarshal(log[last].Data, &start)
 	id := func(data []byte) string {
-		var d struct{ CompactionID string `json:"compactionId"` }
+		var d struct {
+			CompactionID string `json:"compactionId"`
+		}
 		_ = json.Unmarshal(data, &d)
 		return d.CompactionID
 	}

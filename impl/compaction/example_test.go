@@ -18,7 +18,9 @@ import (
 // README's copy identical to this function's body.
 func Example() {
 	s := session.New()
-	text := func(t string) []json.RawMessage { return []json.RawMessage{json.RawMessage(`{"type":"text","text":"` + t + `"}`)} }
+	text := func(t string) []json.RawMessage {
+		return []json.RawMessage{json.RawMessage(`{"type":"text","text":"` + t + `"}`)}
+	}
 	must := func(e event.Event, err error) event.Event {
 		if err != nil {
 			log.Fatal(err)
