@@ -84,8 +84,62 @@ func fromOp(s ops.Step, index int64) (Step, bool) {
 	case ops.KindProvenance:
 		q := s.Seq
 		return Step{Op: "provenance", Seq: &q}, true
+	case ops.KindRepair:
+		return Step{Op: "repair"}, true
+	}
+	st, ok := fromCompactionOp(s)
+	if ok {
+		t := BaseTime + index
+		st.Time = &t
+	}
+	return st, ok
+}
+
+// fromCompactionOp converts a compaction step; its Time is set by fromOp.
+func fromCompactionOp(s ops.Step) (Step, bool) {
+	switch s.Kind {
+	case ops.KindBegin:
+		a, b := s.Start, s.End
+		st := Step{Op: "compact_begin", Start: &a, End: &b, Snap: s.Snap}
+		if s.V2 {
+			st.Vocabulary = "compaction"
+		}
+		return st, true
+	case ops.KindCommit:
+		p, m := s.Provider, s.Model
+		return Step{Op: "compact_commit", Summary: s.Blocks, Provider: &p, Model: &m, MaxTokens: s.MaxTokens}, validBlocks(s.Blocks)
+	case ops.KindAbort:
+		r := s.Reason
+		return Step{Op: "compact_abort", Reason: &r}, true
+	case ops.KindPrune:
+		q := s.Seq
+		return Step{Op: "prune", Seq: &q, Content: s.Blocks}, validBlocks(s.Blocks)
+	case ops.KindSelect:
+		st := Step{Op: "compact_select"}
+		if s.KeepLast >= 0 {
+			k := s.KeepLast
+			st.KeepLast = &k
+		} else {
+			k := s.KeepTokens
+			st.KeepTokens = &k
+		}
+		return st, true
+	case ops.KindBalance:
+		q := s.Seq
+		return Step{Op: "balance", Seq: &q, After: s.After}, true
 	}
 	return Step{}, false
+}
+
+// validBlocks reports whether blocks can travel in a vector: each is JSON
+// text (a block may still break SURF-5 on purpose).
+func validBlocks(blocks []json.RawMessage) bool {
+	for _, b := range blocks {
+		if !json.Valid(b) {
+			return false
+		}
+	}
+	return true
 }
 
 // WireLine is the wire form of an event, which may be invalid: a
@@ -102,6 +156,9 @@ func WireLine(e event.Event) string {
 	}
 	if m := event.MarkerJSON(e.Op); m != nil {
 		b.WriteString(`,"surfaceOp":` + string(m))
+	}
+	if e.Ignorable {
+		b.WriteString(`,"ignorable":true`)
 	}
 	b.WriteString("}")
 	return b.String()
@@ -190,6 +247,9 @@ func (c *coverage) step(s Step, r Result, before, after ops.State, more bool) {
 			return
 		}
 		c.add("SURF-1", "SURF-2", "SURF-3", "SURF-4", "SURF-5")
+		if s.Ignorable {
+			c.add("SURF-3")
+		}
 		e := after.Events[len(after.Events)-1]
 		switch {
 		case !event.IsSurface(e.Type):
@@ -224,15 +284,52 @@ func (c *coverage) step(s Step, r Result, before, after ops.State, more bool) {
 		}
 	case "provenance":
 		c.add("SURF-23")
+	case "register":
+		c.add("SURF-3")
+	case "compact_begin", "compact_commit", "compact_abort", "prune", "compact_select", "balance":
+		c.compaction(s, r, after)
 	case "repair", "crash_reopen":
 		c.add("REP-1", "REP-5")
 		if r.Closers != nil && len(*r.Closers) > 0 {
 			c.add("REP-2", "REP-3")
+			var first struct{ Type string }
+			_ = json.Unmarshal((*r.Closers)[0], &first)
+			if first.Type == string(event.TypeCompactEnd) || first.Type == string(event.TypeCompactionEnd) {
+				c.add("REP-6", "COMP-2")
+			}
 		}
 		if s.Op == "crash_reopen" {
 			c.add("STORE-1", "STORE-3", "STORE-7")
 		}
 		c.messages(after)
+	}
+}
+
+// compaction adds the COMP rules a compaction step exercises.
+func (c *coverage) compaction(s Step, r Result, after ops.State) {
+	switch s.Op {
+	case "compact_begin":
+		c.add("COMP-3", "COMP-4")
+		if r.Error == "" || r.Error == string(event.CodeCompactionLocked) {
+			c.add("COMP-1", "COMP-2")
+		}
+	case "compact_commit":
+		c.add("COMP-5")
+		if r.Error == "" {
+			c.add("COMP-1", "COMP-2", "SURF-11", "SURF-14")
+			c.messages(after)
+		}
+	case "compact_abort":
+		c.add("COMP-6", "COMP-2")
+	case "prune":
+		c.add("COMP-7")
+		if r.Error == "" {
+			c.add("SURF-11", "SURF-21")
+		}
+	case "compact_select":
+		c.add("COMP-8", "COMP-4")
+	case "balance":
+		c.add("COMP-4")
 	}
 }
 

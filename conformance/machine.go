@@ -8,6 +8,7 @@ import (
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/persist"
+	"github.com/surfacelog/surface/impl/session"
 	"github.com/surfacelog/surface/internal/ops"
 )
 
@@ -15,31 +16,41 @@ import (
 // the built-in testees, and the oracle that fills in vector expectations.
 type Machine struct {
 	name    string
-	newSess func() ops.Driver
+	newSess func(voc *event.Vocabulary) ops.Driver
 	d       ops.Driver
+	voc     *event.Vocabulary
 	persist bool
+	// now is the time of the events a compaction step appends (the step's
+	// time); appends carry their own.
+	now int64
 }
 
-// NewImplMachine returns a machine over impl/session (features core,
-// repair and persist).
+func (m *Machine) clock() int64 { return m.now }
+
+// NewImplMachine returns a machine over impl/session and impl/compaction
+// (features core, repair, persist and compaction).
 func NewImplMachine() *Machine {
-	return &Machine{name: "surface-go", persist: true, newSess: func() ops.Driver { return ops.NewImpl(zeroClock) }}
+	m := &Machine{name: "surface-go", persist: true}
+	m.newSess = func(voc *event.Vocabulary) ops.Driver { return ops.NewImplIn(voc, m.clock) }
+	return m
 }
 
-// NewModelMachine returns a machine over the model (features core, repair
-// and persist, where crash_reopen is a repair).
+// NewModelMachine returns a machine over the model (features core, repair,
+// persist, where crash_reopen is a repair, and compaction).
 func NewModelMachine() *Machine {
-	return &Machine{name: "surface-model", newSess: func() ops.Driver { return ops.NewModel(zeroClock) }}
+	m := &Machine{name: "surface-model"}
+	m.newSess = func(voc *event.Vocabulary) ops.Driver { return ops.NewModelIn(voc, m.clock) }
+	return m
 }
 
 // Hello implements Testee.
 func (m *Machine) Hello() (Hello, error) {
 	return Hello{Type: "hello", Protocol: ProtocolVersion, Name: m.name, Version: "0.1.0",
-		Features: []string{FeatureCore, FeatureRepair, FeaturePersist}}, nil
+		Features: []string{FeatureCore, FeatureRepair, FeaturePersist, FeatureCompaction}}, nil
 }
 
 // Reset implements Testee.
-func (m *Machine) Reset() error { m.d = m.newSess(); return nil }
+func (m *Machine) Reset() error { m.voc, m.now = nil, 0; m.d = m.newSess(nil); return nil }
 
 // Close implements Testee.
 func (m *Machine) Close() error { return nil }
@@ -51,6 +62,9 @@ func (m *Machine) Do(s Step) (Response, error) {
 	}
 	r, err := m.do(s)
 	if err != nil {
+		if event.CodeOf(err) == "" { // not a rejection: a step the testee cannot run
+			return Response{}, err
+		}
 		return Response{Type: "result", Result: Result{Error: string(event.CodeOf(err))}}, nil
 	}
 	return Response{Type: "result", Result: r}, nil
@@ -117,6 +131,18 @@ func (m *Machine) do(s Step) (Result, error) {
 		}
 		p = append([]int64{}, p...)
 		return Result{Seqs: &p}, nil
+	case "register":
+		if len(m.d.State().Events) != 0 {
+			return Result{}, protocolError("register must be the first step of a vector")
+		}
+		voc, err := Vocabulary(s.Types)
+		if err != nil {
+			return Result{}, err
+		}
+		m.voc, m.d = voc, m.newSess(voc)
+		return m.state(Result{}), nil
+	case "compact_begin", "compact_commit", "compact_abort", "prune", "compact_select", "balance":
+		return m.compaction(s)
 	case "repair", "crash_reopen":
 		var closers []event.Event
 		var err error
@@ -124,6 +150,9 @@ func (m *Machine) do(s Step) (Result, error) {
 			closers, err = m.crashReopen()
 		} else { // the model has no store: its crash_reopen is a repair
 			closers, err = m.d.Repair()
+		}
+		if s.Op == "crash_reopen" {
+			m.d.Forget() // a crash loses an open compaction's operation
 		}
 		if err != nil {
 			return Result{}, err
@@ -160,11 +189,16 @@ func (m *Machine) crashReopen() ([]event.Event, error) {
 		return nil, err
 	}
 	defer re.Close()
-	s, rep, err := persist.Resume(re)
+	s, rep, err := persist.Resume(re, session.WithVocabulary(m.voc), session.WithClock(m.clock))
 	if err != nil {
 		return nil, err
 	}
-	m.d = &ops.Impl{S: s.Session}
+	// The vector goes on in memory: the store is closed when this returns.
+	next, err := (&ops.Impl{Clock: m.clock, Voc: m.voc}).Seed(s.Events())
+	if err != nil {
+		return nil, err
+	}
+	m.d = next
 	return rep.Closers, nil
 }
 
@@ -195,8 +229,95 @@ func StepEvent(s Step, seq int64) (event.Event, error) {
 		return e, fmt.Errorf("append without data")
 	}
 	e.Op, e.Sources = event.DecodeMarkers(s.SurfaceOp, s.SourceEventSeqs)
+	e.Ignorable = s.Ignorable
 	return e, nil
 }
 
-// zeroClock is never read: machines append complete events.
-func zeroClock() int64 { return 0 }
+// protocolError is a step the protocol does not allow (not a rejection by
+// the spec): the runner reports the vector as an error.
+type protocolError string
+
+func (e protocolError) Error() string { return string(e) }
+
+// Vocabulary builds the vocabulary of a register step.
+func Vocabulary(types []TypeDef) (*event.Vocabulary, error) {
+	kinds := map[string]event.FieldKind{"any": event.KindAny, "integer": event.KindInteger, "string": event.KindString, "boolean": event.KindBoolean,
+		"array": event.KindArray, "object": event.KindObject, "blocks": event.KindBlocks, "tagged": event.KindTagged}
+	specs := make([]event.TypeSpec, len(types))
+	for i, t := range types {
+		specs[i].Type = event.Type(t.Type)
+		for _, f := range t.Fields {
+			k, ok := kinds[f.Kind]
+			if !ok {
+				return nil, event.Errorf(event.CodeVocabularyInvalid, -1, "field %s has unknown kind %q", f.Name, f.Kind)
+			}
+			specs[i].Fields = append(specs[i].Fields, event.FieldSpec{Name: f.Name, Kind: k, Required: f.Required, Nullable: f.Nullable, Enum: f.Enum})
+		}
+	}
+	return event.NewVocabulary(specs...)
+}
+
+// compaction runs a compaction step (COMP-*).
+func (m *Machine) compaction(s Step) (Result, error) {
+	if s.Time != nil {
+		m.now = *s.Time
+	}
+	os := ops.Step{}
+	switch s.Op {
+	case "compact_begin":
+		if s.Start == nil || s.End == nil {
+			return Result{}, protocolError("compact_begin without start and end")
+		}
+		os = ops.Step{Kind: ops.KindBegin, Start: *s.Start, End: *s.End, Snap: s.Snap, V2: s.Vocabulary == "compaction"}
+	case "compact_commit":
+		os = ops.Step{Kind: ops.KindCommit, Blocks: s.Summary, MaxTokens: s.MaxTokens}
+		if s.Provider != nil {
+			os.Provider = *s.Provider
+		}
+		if s.Model != nil {
+			os.Model = *s.Model
+		}
+	case "compact_abort":
+		os = ops.Step{Kind: ops.KindAbort}
+		if s.Reason != nil {
+			os.Reason = *s.Reason
+		}
+	case "prune":
+		if s.Seq == nil {
+			return Result{}, protocolError("prune without seq")
+		}
+		os = ops.Step{Kind: ops.KindPrune, Seq: *s.Seq, Blocks: s.Content}
+	case "compact_select":
+		os = ops.Step{Kind: ops.KindSelect, KeepLast: -1}
+		switch {
+		case s.KeepLast != nil:
+			os.KeepLast = *s.KeepLast
+		case s.KeepTokens != nil:
+			os.KeepTokens = *s.KeepTokens
+		default:
+			return Result{}, protocolError("compact_select without keepLast or keepTokens")
+		}
+	case "balance":
+		if s.Seq == nil {
+			return Result{}, protocolError("balance without seq")
+		}
+		os = ops.Step{Kind: ops.KindBalance, Seq: *s.Seq, After: s.After}
+	}
+	var out ops.Outcome
+	m.d, out = ops.Apply(m.d, os)
+	if out.Code != "" {
+		return Result{}, event.Errorf(out.Code, -1, "%s", out.Code)
+	}
+	switch s.Op {
+	case "compact_select":
+		return Result{Range: &Range{Start: out.Range[0], End: out.Range[1]}}, nil
+	case "balance":
+		return Result{Balanced: &out.Balanced, OnSurface: &out.OnSurface}, nil
+	}
+	evs := []json.RawMessage{}
+	for _, e := range out.Events {
+		b, _ := e.MarshalJSON()
+		evs = append(evs, b)
+	}
+	return m.state(Result{Events: &evs}), nil
+}

@@ -20,6 +20,9 @@ const (
 	FeatureCore    = "core"    // append, seed, fork, provenance
 	FeatureRepair  = "repair"  // the repair step (REP-*)
 	FeaturePersist = "persist" // the crash_reopen step (STORE-*)
+	// FeatureCompaction is the compaction steps (COMP-*): compact_begin,
+	// compact_commit, compact_abort, prune, compact_select and balance.
+	FeatureCompaction = "compaction"
 )
 
 // Vector is one conformance test: a sequence of steps, each with its
@@ -46,13 +49,40 @@ type Step struct {
 	DataBase64      []byte          `json:"dataBase64,omitempty"`
 	SurfaceOp       json.RawMessage `json:"surfaceOp,omitempty"`
 	SourceEventSeqs json.RawMessage `json:"sourceEventSeqs,omitempty"`
+	// Ignorable is the append's envelope member "ignorable": true.
+	Ignorable bool `json:"ignorable,omitempty"`
 	// seed: the log, one wire-form event per line (lines may be broken).
 	Lines *[]string `json:"lines,omitempty"`
+	// register: the log-only types the session knows besides the catalog
+	// (SURF-3); only as the first step of a vector.
+	Types []TypeDef `json:"types,omitempty"`
+	// compact_begin: the range (node seqs), Snap to shrink it to balanced
+	// cuts, and the records' vocabulary ("compact", the default, or
+	// "compaction").
+	Start      *int64 `json:"start,omitempty"`
+	End        *int64 `json:"end,omitempty"`
+	Snap       bool   `json:"snap,omitempty"`
+	Vocabulary string `json:"vocabulary,omitempty"`
+	// compact_commit: the summary blocks and the summariser.
+	Summary   []json.RawMessage `json:"summary,omitempty"`
+	Provider  *string           `json:"provider,omitempty"`
+	Model     *string           `json:"model,omitempty"`
+	MaxTokens *int64            `json:"maxTokens,omitempty"`
+	// compact_abort: the reason.
+	Reason *string `json:"reason,omitempty"`
+	// prune: the node (Seq) and its new content.
+	Content []json.RawMessage `json:"content,omitempty"`
+	// compact_select: keep the last KeepLast nodes, or a tail of at least
+	// KeepTokens estimated tokens.
+	KeepLast   *int `json:"keepLast,omitempty"`
+	KeepTokens *int `json:"keepTokens,omitempty"`
+	// balance: the cut after node Seq (else the cut before it).
+	After bool `json:"after,omitempty"`
 	// fork: the boundary; Continue makes the rest of the vector run on the
 	// child.
 	Boundary *int64 `json:"boundary,omitempty"`
 	Continue bool   `json:"continue,omitempty"`
-	// provenance: the seq asked about.
+	// provenance, prune, balance: the seq asked about.
 	Seq *int64 `json:"seq,omitempty"`
 	// Expect is the expected result.
 	Expect *Result `json:"expect,omitempty"`
@@ -68,9 +98,37 @@ type Result struct {
 	Seqs *[]int64 `json:"seqs,omitempty"`
 	// Closers are the repair closers in wire form (repair, crash_reopen).
 	Closers *[]json.RawMessage `json:"closers,omitempty"`
+	// Events are the events a compaction step appended, in wire form.
+	Events *[]json.RawMessage `json:"events,omitempty"`
+	// Range is what compact_select proposed.
+	Range *Range `json:"range,omitempty"`
+	// Balanced and OnSurface are what balance found.
+	Balanced  *bool `json:"balanced,omitempty"`
+	OnSurface *bool `json:"onSurface,omitempty"`
 	// Surface and Messages are the state after a step that changed it.
 	Surface  *[]int64        `json:"surface,omitempty"`
 	Messages json.RawMessage `json:"messages,omitempty"`
+}
+
+// Range is a compaction range: its first and last node.
+type Range struct {
+	Start int64 `json:"start"`
+	End   int64 `json:"end"`
+}
+
+// TypeDef is a registered log-only event type (SURF-3).
+type TypeDef struct {
+	Type   string     `json:"type"`
+	Fields []FieldDef `json:"fields,omitempty"`
+}
+
+// FieldDef is a data field of a registered type (SURF-5).
+type FieldDef struct {
+	Name     string   `json:"name"`
+	Kind     string   `json:"kind"`
+	Required bool     `json:"required,omitempty"`
+	Nullable bool     `json:"nullable,omitempty"`
+	Enum     []string `json:"enum,omitempty"`
 }
 
 // Feature returns the feature a step needs.
@@ -80,6 +138,8 @@ func (s Step) Feature() string {
 		return FeatureRepair
 	case "crash_reopen":
 		return FeaturePersist
+	case "compact_begin", "compact_commit", "compact_abort", "prune", "compact_select", "balance":
+		return FeatureCompaction
 	}
 	return FeatureCore
 }

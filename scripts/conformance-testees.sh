@@ -2,15 +2,28 @@
 # Runs the conformance suite against every testee shipped in the repo:
 # the real ones (built-in implementation, model, the Go testee over the
 # protocol, the TypeScript testee) must pass, and every mutant testee (the
-# Go implementation built with one deliberately broken rule, see
-# internal/mutant) must fail. Prints, for each mutant, the vector that
-# caught it. Exits non-zero if a real testee fails or a mutant passes.
+# Go implementation built from a copy with one deliberately broken rule,
+# each patch of scripts/mutants marked "testee: yes") must fail. Prints, for
+# each mutant, the vector that caught it. Exits non-zero if a real testee
+# fails or a mutant passes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+root=$(pwd)
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 go build -o "$bin/conformance" ./cmd/conformance || exit 2
-go build -tags surface_mutant -o "$bin/mutant-testee" ./cmd/conformance || exit 2
+mutants=()
+for p in scripts/mutants/*.patch; do
+  grep -q '^testee: yes' "$p" || continue
+  m=$(basename "$p" .patch)
+  copy="$bin/src-$m"
+  mkdir -p "$copy"
+  tar --exclude=.git --exclude=node_modules -cf - . | tar -C "$copy" -xf -
+  (cd "$copy" && patch -p1 -s --no-backup-if-mismatch < "$root/$p") || { echo "ERROR mutant $m: the patch no longer applies"; exit 2; }
+  (cd "$copy" && go build -o "$bin/mutant-$m" ./cmd/conformance) || { echo "ERROR mutant $m: does not compile"; exit 2; }
+  rm -rf "$copy"
+  mutants+=("$m")
+done
 (cd conformance/testees/ts && npm ci --no-audit --no-fund --silent && npx tsc -p .) || exit 2
 
 status=0
@@ -27,8 +40,8 @@ real "model" --model
 real "Go testee over the protocol" --exec "$bin/conformance testee"
 real "TypeScript testee" --exec "node conformance/testees/ts/dist/testee.js"
 
-for m in half_open no_coverage_check no_reversed_check stale_cache delta_off_by_one no_marker_check no_seq_check source_self_allowed empty_assistant_message; do
-  report=$(SURFACE_MUTANT=$m "$bin/conformance" run --exec "$bin/mutant-testee testee" --format json 2>/dev/null)
+for m in "${mutants[@]}"; do
+  report=$("$bin/conformance" run --exec "$bin/mutant-$m testee" --format json 2>/dev/null)
   code=$?
   first=$(printf '%s' "$report" | grep -m1 -B1 '"status": "fail"' | grep -o '"id": "[^"]*"' | cut -d'"' -f4)
   fails=$(printf '%s' "$report" | grep -c '"status": "fail"')

@@ -1,42 +1,53 @@
 #!/usr/bin/env bash
-# Mutation check: build the implementation with one deliberately broken
-# variant at a time (see internal/mutant) and require the tests of
-# impl/session, impl/surface and impl/repair (the rapid state machine
-# against the model, the rule cases, the examples) to fail for every one.
-# Prints KILLED or SURVIVED per mutant and exits non-zero if any survived.
+# Mutation check: for each deliberately broken variant in scripts/mutants
+# (a patch with a header naming what it breaks and which test packages
+# must catch it), copy the tree, apply the patch there, and require those
+# tests to fail. The library a user imports has no mutant switches: the
+# mutants exist only as these patches.
 #
-#   bash scripts/mutation.sh              # all mutants
-#   bash scripts/mutation.sh half_open    # just one
+#   bash scripts/mutation.sh                 # every mutant
+#   bash scripts/mutation.sh half_open ...   # some
+#
+# Prints KILLED or SURVIVED per mutant; a patch that no longer applies or a
+# mutant that does not compile is an ERROR (the check must test the
+# behaviour, not a build failure). Exits non-zero unless every mutant is
+# killed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-
-mutants=(
-  half_open               # replace shadows [start, end) instead of [start, end]
-  no_coverage_check       # replace sources need not cover the shadowed nodes
-  no_reversed_check       # start after end in surface order is not rejected
-  stale_cache             # message/surface view not invalidated after a replace
-  delta_off_by_one        # delta processing lags one event behind
-  no_marker_check         # surface-eligible event without surfaceOp accepted
-  no_seq_check            # seed with a seq gap accepted
-  source_self_allowed     # sourceEventSeqs may name the event itself
-  empty_assistant_message # assistant/message with empty content yields a message
-)
-[ $# -gt 0 ] && mutants=("$@")
-
+root=$(pwd)
+names=("$@")
+if [ ${#names[@]} -eq 0 ]; then
+  for p in scripts/mutants/*.patch; do names+=("$(basename "$p" .patch)"); done
+fi
 export RAPID_NOFAILFILE=1 RAPID_CHECKS=${RAPID_CHECKS:-300} RAPID_SHRINKTIME=${RAPID_SHRINKTIME:-2s}
-survived=0
-for m in "${mutants[@]}"; do
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+bad=0
+for m in "${names[@]}"; do
+  patch="$root/scripts/mutants/$m.patch"
+  if [ ! -f "$patch" ]; then echo "ERROR    $m: no such mutant"; bad=$((bad + 1)); continue; fi
+  tests=$(sed -n 's/^tests: //p' "$patch" | head -1)
+  copy="$work/$m"
+  mkdir -p "$copy"
+  tar -C "$root" --exclude=.git --exclude=node_modules --exclude='*.test' -cf - . | tar -C "$copy" -xf -
+  if ! (cd "$copy" && patch -p1 -s --no-backup-if-mismatch < "$patch"); then
+    echo "ERROR    $m: the patch no longer applies (regenerate it against the current code)"; bad=$((bad + 1)); continue
+  fi
+  if ! out=$(cd "$copy" && go vet $tests 2>&1); then
+    echo "ERROR    $m: the mutant does not compile:"; printf '%s\n' "$out" | head -5; bad=$((bad + 1)); continue
+  fi
   start=$(date +%s)
-  if out=$(SURFACE_MUTANT="$m" timeout 600 go test -count=1 -failfast -tags surface_mutant ./impl/session/ ./impl/surface/ ./impl/repair/ 2>&1); then
-    echo "SURVIVED $m"
-    survived=$((survived + 1))
+  if out=$(cd "$copy" && timeout 900 go test -count=1 -failfast $tests 2>&1); then
+    echo "SURVIVED $m ($(sed -n 's/^breaks: //p' "$patch" | head -1))"
+    bad=$((bad + 1))
   else
     first=$(printf '%s\n' "$out" | grep -m1 -E '^\s*--- FAIL' | sed 's/^ *//')
-    echo "KILLED   $m ($(( $(date +%s) - start ))s; first failure: ${first:-build or panic})"
+    echo "KILLED   $m ($(( $(date +%s) - start ))s; first failure: ${first:-none named})"
   fi
+  rm -rf "$copy"
 done
-if [ "$survived" -gt 0 ]; then
-  echo "mutation check: $survived mutant(s) survived"
+if [ "$bad" -gt 0 ]; then
+  echo "mutation check: $bad of ${#names[@]} mutant(s) survived or could not run"
   exit 1
 fi
-echo "mutation check: all ${#mutants[@]} mutants killed"
+echo "mutation check: all ${#names[@]} mutants killed"

@@ -3,7 +3,6 @@ package event
 import (
 	"encoding/json"
 
-	"github.com/surfacelog/surface/internal/mutant"
 	"math"
 	"strconv"
 )
@@ -26,7 +25,7 @@ func (v *Vocabulary) check(e *Event, wantSeq int64, dataChecked bool) *Error {
 		return Errorf(CodeInvalidEnvelope, e.Seq, "time %d is not an integer in [0, 2^53-1]", e.Time)
 	}
 	// SURF-2
-	if e.Seq != wantSeq && !mutant.On("no_seq_check") {
+	if e.Seq != wantSeq {
 		return Errorf(CodeSeqNotContiguous, e.Seq, "seq %d where %d was expected", e.Seq, wantSeq)
 	}
 	// SURF-3: a known type, or an unknown one marked ignorable (kept,
@@ -62,9 +61,6 @@ func (v *Vocabulary) check(e *Event, wantSeq int64, dataChecked bool) *Error {
 	// SURF-7, SURF-8
 	switch e.Op.Kind {
 	case OpNone:
-		if mutant.On("no_marker_check") {
-			return nil
-		}
 		return Errorf(CodeOpMissing, e.Seq, "%s is surface-eligible and needs a surfaceOp marker", e.Type)
 	case OpAppend:
 	case OpReplace:
@@ -101,7 +97,7 @@ func checkSources(e *Event) *Error {
 		return Errorf(CodeSourcesDuplicate, e.Seq, "sourceEventSeqs names %d twice", dup)
 	}
 	for _, s := range e.Sources {
-		if s >= e.Seq && !(mutant.On("source_self_allowed") && s == e.Seq) {
+		if s >= e.Seq {
 			return Errorf(CodeSourcesNotEarlier, e.Seq, "sourceEventSeqs names %d, not earlier than %d", s, e.Seq)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/surfacelog/surface/impl/event"
-	"github.com/surfacelog/surface/internal/mutant"
 )
 
 // Role is the role of a message: "user" or "assistant".
@@ -44,7 +43,7 @@ func FromEvent(e *event.Event) (m Message, ok bool) {
 	case event.TypeAssistantMessage:
 		m.Role = RoleAssistant
 		m.Content = blocks(e.Data)
-		if len(m.Content) == 0 && !mutant.On("empty_assistant_message") {
+		if len(m.Content) == 0 {
 			return Message{}, false
 		}
 	case event.TypeToolResult:

@@ -435,3 +435,65 @@ func TestSyncPolicies(t *testing.T) {
 		t.Errorf("the default SQLite policy runs synchronous=%d, want FULL (2)", got)
 	}
 }
+
+// TestIgnorableUnknownEvents: SURF-3 through a store. A JSONL log with an
+// event of an unknown type marked ignorable in the middle and at the end
+// loads, keeps both byte for byte, and resumes without reusing their
+// seqs; the same log without the marker is event.unknown_type, nothing cut.
+// The SQLite store keeps the marker (STORE-5, event_envelope).
+func TestIgnorableUnknownEvents(t *testing.T) {
+	mid := `{"type":"x/audit","seq":1,"time":5,"data":{"who":"ann","n":1.50},"ignorable":true}`
+	end := `{"type":"x/audit","seq":3,"time":6,"data":{"who":"bob"},"ignorable":true}`
+	content := headerLine1 + todoLine(0) + mid + "\n" + todoLine(2) + end + "\n"
+	p := writeFile(t, t.TempDir(), "s.jsonl", content)
+	s, err := resumeJSONL(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := s.Events()
+	for i, want := range []string{mid, end} {
+		e := events[2*i+1]
+		if b, _ := e.MarshalJSON(); string(b) != want {
+			t.Errorf("event %d round-trips as %s", e.Seq, b)
+		}
+	}
+	if s.Surface().Len() != 0 {
+		t.Errorf("an ignorable event reached the surface")
+	}
+	next, err := s.Append(event.TypeTodoWrite, raw(`{"todos":[]}`), nil)
+	if err != nil || next.Seq != 4 {
+		t.Fatalf("append after the ignorable last event: %v %v", next, err)
+	}
+	// Copy the log into SQLite and back: the marker survives.
+	db := filepath.Join(t.TempDir(), "s.db")
+	sq, err := OpenSQLite(db, hdr("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range s.Events() {
+		if err := sq.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	sq.Close()
+	sq, err = OpenSQLite(db, hdr("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, _, err := Resume(sq, clock())
+	if err != nil {
+		t.Fatalf("resume from SQLite: %v", err)
+	}
+	if !sameJSON(back.Events(), s.Events()) {
+		t.Errorf("the SQLite copy differs")
+	}
+	back.Close()
+	// Without the marker: unknown_type naming the line, the file unchanged.
+	bad := writeFile(t, t.TempDir(), "s.jsonl", headerLine1+todoLine(0)+strings.Replace(mid, `,"ignorable":true`, "", 1)+"\n")
+	before, _ := os.ReadFile(bad)
+	if _, err := resumeJSONL(bad); !errors.Is(err, event.CodeUnknownType) || !strings.Contains(err.Error(), "line 3") {
+		t.Errorf("an unknown type without the marker: %v", err)
+	}
+	unchanged(t, bad, before)
+}

@@ -2,7 +2,6 @@ package surface
 
 import (
 	"github.com/surfacelog/surface/impl/event"
-	"github.com/surfacelog/surface/internal/mutant"
 )
 
 // Node is one node of the surface.
@@ -124,9 +123,6 @@ func (m *Manager) ValidateWith(log []event.Event, e *event.Event, check func(*ev
 // session never lets in.
 func (m *Manager) Sync(log []event.Event) *event.Error {
 	end := len(log)
-	if mutant.On("delta_off_by_one") && end-m.processed == 1 && end > 1 {
-		end-- // broken: lags one event behind
-	}
 	for i := m.processed; i < end; i++ {
 		p := m.pending
 		if !p.valid || p.seq != int64(i) {
@@ -160,16 +156,10 @@ func (m *Manager) plan(e *event.Event) (plan, *event.Error) {
 	if end == nil {
 		return p, event.Errorf(event.CodeReplaceEndNotOnSurface, e.Seq, "replace end %d is not on the surface", e.Op.End)
 	}
-	if start.label > end.label && !mutant.On("no_reversed_check") {
+	if start.label > end.label {
 		return p, event.Errorf(event.CodeReplaceReversed, e.Seq, "replace start %d comes after end %d on the surface", e.Op.Start, e.Op.End)
 	}
-	if mutant.On("half_open") && start != end {
-		end = end.prev // broken: [start, end)
-	}
 	p.start, p.end = start, end
-	if mutant.On("no_coverage_check") {
-		return p, nil
-	}
 	if missing := m.uncovered(start, end, e.Sources); missing != nil {
 		err := event.Errorf(event.CodeReplaceSourcesIncomplete, e.Seq, "sourceEventSeqs lacks shadowed nodes %v", missing)
 		err.Missing = missing

@@ -216,12 +216,16 @@ func Diff(want, got any) string { return cmp.Diff(want, got) }
 type Impl struct {
 	S     *session.Session
 	Clock func() int64
+	Voc   *event.Vocabulary
 	op    *compaction.Operation
 }
 
 // NewImpl returns an empty implementation session.
-func NewImpl(clock func() int64) *Impl {
-	return &Impl{S: session.New(session.WithClock(clock)), Clock: clock}
+func NewImpl(clock func() int64) *Impl { return NewImplIn(nil, clock) }
+
+// NewImplIn returns an empty implementation session that knows voc.
+func NewImplIn(voc *event.Vocabulary, clock func() int64) *Impl {
+	return &Impl{S: session.New(session.WithClock(clock), session.WithVocabulary(voc)), Clock: clock, Voc: voc}
 }
 
 func (d *Impl) Append(t event.Type, data any, intent *event.Intent) (event.Event, error) {
@@ -233,19 +237,19 @@ func (d *Impl) AppendEvent(e event.Event) (event.Event, error) { return d.S.Appe
 func (d *Impl) Repair() ([]event.Event, error) { return d.S.Repair() }
 
 func (d *Impl) Seed(events []event.Event) (Driver, error) {
-	s, err := session.Seed(events, session.WithClock(d.Clock))
+	s, err := session.Seed(events, session.WithClock(d.Clock), session.WithVocabulary(d.Voc))
 	if err != nil {
 		return nil, err
 	}
-	return &Impl{S: s, Clock: d.Clock}, nil
+	return &Impl{S: s, Clock: d.Clock, Voc: d.Voc}, nil
 }
 
 func (d *Impl) SeedJSON(lines []json.RawMessage) (Driver, error) {
-	s, err := session.SeedJSON(lines, session.WithClock(d.Clock))
+	s, err := session.SeedJSON(lines, session.WithClock(d.Clock), session.WithVocabulary(d.Voc))
 	if err != nil {
 		return nil, err
 	}
-	return &Impl{S: s, Clock: d.Clock}, nil
+	return &Impl{S: s, Clock: d.Clock, Voc: d.Voc}, nil
 }
 
 func (d *Impl) Fork(boundary int64) (Driver, error) {
@@ -253,7 +257,7 @@ func (d *Impl) Fork(boundary int64) (Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Impl{S: s, Clock: d.Clock}, nil
+	return &Impl{S: s, Clock: d.Clock, Voc: d.Voc}, nil
 }
 
 func (d *Impl) Provenance(seq int64) ([]int64, error) { return d.S.Provenance(seq) }
@@ -358,12 +362,16 @@ func normal(s State) State {
 type Model struct {
 	S     *model.Session
 	Clock func() int64
+	Voc   *event.Vocabulary
 	op    *model.Op
 }
 
 // NewModel returns an empty model session.
-func NewModel(clock func() int64) *Model {
-	return &Model{S: model.NewSession(clock), Clock: clock}
+func NewModel(clock func() int64) *Model { return NewModelIn(nil, clock) }
+
+// NewModelIn returns an empty model session that knows voc.
+func NewModelIn(voc *event.Vocabulary, clock func() int64) *Model {
+	return &Model{S: model.NewSession(clock, model.WithVocabulary(voc)), Clock: clock, Voc: voc}
 }
 
 func (d *Model) Append(t event.Type, data any, intent *event.Intent) (event.Event, error) {
@@ -375,11 +383,11 @@ func (d *Model) AppendEvent(e event.Event) (event.Event, error) { return d.S.App
 func (d *Model) Repair() ([]event.Event, error) { return d.S.Repair() }
 
 func (d *Model) Seed(events []event.Event) (Driver, error) {
-	s, err := model.SeedSession(events, d.Clock)
+	s, err := model.SeedSession(events, d.Clock, model.WithVocabulary(d.Voc))
 	if err != nil {
 		return nil, err
 	}
-	return &Model{S: s, Clock: d.Clock}, nil
+	return &Model{S: s, Clock: d.Clock, Voc: d.Voc}, nil
 }
 
 func (d *Model) SeedJSON(lines []json.RawMessage) (Driver, error) {
@@ -399,7 +407,7 @@ func (d *Model) Fork(boundary int64) (Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Model{S: s, Clock: d.Clock}, nil
+	return &Model{S: s, Clock: d.Clock, Voc: d.Voc}, nil
 }
 
 func (d *Model) Provenance(seq int64) ([]int64, error) { return d.S.Provenance(seq) }

@@ -3,9 +3,11 @@
 // spec/events.json) and speaks the testee protocol of spec/PROTOCOL.md:
 // newline-delimited JSON on stdin and stdout, logs on stderr.
 //
-// Features: core, repair and persist (crash_reopen writes the log to a
+// Features: core (with the open vocabulary: registered types and
+// ignorable events), repair and persist (crash_reopen writes the log to a
 // JSONL file with a session header, drops the session, reads the file back
-// through the seed path and repairs it).
+// through the seed path and repairs it). The compaction steps are answered
+// "unsupported".
 
 import * as fs from 'node:fs'
 import * as os from 'node:os'
@@ -19,7 +21,7 @@ type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
 
 // ---- catalog ----
 
-interface FieldSpec { name: string; kind: string; required: boolean; enum?: string[] }
+interface FieldSpec { name: string; kind: string; required: boolean; nullable?: boolean; enum?: string[] }
 interface TypeSpec { type: string; surface: boolean; fields: FieldSpec[] }
 
 function loadCatalog(): Map<string, TypeSpec> {
@@ -174,9 +176,10 @@ interface Candidate {
   dataText: string | null // null: not text at all (invalid UTF-8)
   sources: number[] | null // null: absent; -1 marks an invalid element
   op: Op
+  ignorable: boolean
 }
 
-interface Stored { type: string; seq: number; time: number; data: Json; sources: number[] | null; op: Op }
+interface Stored { type: string; seq: number; time: number; data: Json; sources: number[] | null; op: Op; ignorable: boolean }
 
 const isSeq = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_SAFE
 
@@ -201,7 +204,7 @@ function decodeLine(line: string): Candidate {
   const s = scan(line, true)
   if (typeof s === 'string' || s.compact[0] !== '{') reject('event.invalid_envelope', 'not an object')
   const sc = s as Scanned
-  const allowed = new Set(['type', 'seq', 'time', 'data', 'sourceEventSeqs', 'surfaceOp'])
+  const allowed = new Set(['type', 'seq', 'time', 'data', 'sourceEventSeqs', 'surfaceOp', 'ignorable'])
   const fields = new Map<string, string>()
   for (const [k, a, b] of sc.members) {
     if (!allowed.has(k)) reject('event.invalid_envelope', `unknown member ${k}`)
@@ -222,7 +225,10 @@ function decodeLine(line: string): Candidate {
   }
   const op = fields.get('surfaceOp')
   const src = fields.get('sourceEventSeqs')
+  const ign = fields.get('ignorable')
+  if (ign !== undefined && ign !== 'true') reject('event.invalid_envelope', 'ignorable must be true')
   return {
+    ignorable: ign !== undefined,
     type: t as string,
     seq: n(seq!),
     time: n(time!),
@@ -235,6 +241,7 @@ function decodeLine(line: string): Candidate {
 // ---- the session ----
 
 function kindOk(f: FieldSpec, v: Json): boolean {
+  if (f.nullable === true && v === null) return true
   const isObj = (x: Json): x is { [k: string]: Json } => x !== null && typeof x === 'object' && !Array.isArray(x)
   switch (f.kind) {
     case 'any': return true
@@ -252,29 +259,35 @@ function kindOk(f: FieldSpec, v: Json): boolean {
 class Session {
   log: Stored[] = []
   surface: number[] = []
+  // extra holds the log-only types the program registered (SURF-3).
+  constructor(public extra: Map<string, TypeSpec> = new Map()) {}
+
+  lookup(type: string): TypeSpec | undefined { return catalog.get(type) ?? this.extra.get(type) }
 
   // check validates a candidate at index log.length, in the order of
   // SURF-16, and returns the stored event and the surface after it.
   check(e: Candidate, log: Stored[], surface: number[]): [Stored, number[]] {
     if (!isSeq(e.seq) || !isSeq(e.time)) reject('event.invalid_envelope', 'seq or time')
     if (e.seq !== log.length) reject('seq.not_contiguous', `${e.seq} at ${log.length}`)
-    const spec = catalog.get(e.type)
-    if (spec === undefined) reject('event.unknown_type', e.type)
+    const spec = this.lookup(e.type)
+    if (spec === undefined && !e.ignorable) reject('event.unknown_type', e.type)
     if (e.dataText === null) reject('event.data_not_json', 'invalid UTF-8')
     const sc = scan(e.dataText!, false)
     if (typeof sc === 'string') reject('event.data_not_json', sc)
     const data = JSON.parse((sc as Scanned).compact) as Json
-    if (data === null || typeof data !== 'object' || Array.isArray(data)) reject('event.data_invalid', 'not an object')
-    const obj = data as { [k: string]: Json }
-    for (const f of spec!.fields) {
-      if (!Object.hasOwn(obj, f.name)) {
-        if (f.required) reject('event.data_invalid', `missing ${f.name}`)
-        continue
+    if (spec !== undefined) { // an unknown (ignorable) type has no shape to check
+      if (data === null || typeof data !== 'object' || Array.isArray(data)) reject('event.data_invalid', 'not an object')
+      const obj = data as { [k: string]: Json }
+      for (const f of spec.fields) {
+        if (!Object.hasOwn(obj, f.name)) {
+          if (f.required) reject('event.data_invalid', `missing ${f.name}`)
+          continue
+        }
+        if (!kindOk(f, obj[f.name]!)) reject('event.data_invalid', `wrong kind for ${f.name}`)
       }
-      if (!kindOk(f, obj[f.name]!)) reject('event.data_invalid', `wrong kind for ${f.name}`)
     }
-    const stored: Stored = { type: e.type, seq: e.seq, time: e.time, data, sources: e.sources, op: e.op }
-    if (!spec!.surface) {
+    const stored: Stored = { type: e.type, seq: e.seq, time: e.time, data, sources: e.sources, op: e.op, ignorable: e.ignorable }
+    if (spec === undefined || !spec.surface) {
       if (e.op.kind !== 'none') reject('surface.op_forbidden')
       if (e.sources !== null) reject('surface.sources_forbidden')
       return [stored, surface]
@@ -309,8 +322,8 @@ class Session {
     return stored
   }
 
-  static seed(events: Candidate[]): Session {
-    const s = new Session()
+  static seed(events: Candidate[], extra: Map<string, TypeSpec> = new Map()): Session {
+    const s = new Session(extra)
     events.forEach(e => s.append(e))
     return s
   }
@@ -352,11 +365,13 @@ class Session {
   fork(boundary: number): Session {
     if (!Number.isInteger(boundary) || boundary < 0 || boundary >= this.log.length) reject('fork.boundary_out_of_range')
     if (this.log[boundary]!.type !== 'turn/end') reject('fork.open_turn')
-    return Session.seed(this.log.slice(0, boundary + 1).map(toCandidate))
+    return Session.seed(this.log.slice(0, boundary + 1).map(toCandidate), this.extra)
   }
 
-  // closers returns the repair closers of an open last turn (REP-1..REP-4).
+  // closers returns the repair closers of an open compaction and an open
+  // last turn (REP-1..REP-6).
   closers(): Candidate[] {
+    let open: Stored | undefined // the last compaction start with no end after it (COMP-2)
     let turn: Json | undefined
     let step: Json | undefined
     let calls: Array<{ id: string; step: Json; host: number; callSeq: number; open: boolean }> = []
@@ -386,15 +401,32 @@ class Session {
           if (c !== undefined) c.open = false
           break
         }
+        case 'compact/start': case 'compaction/start': open = e; break
+        case 'compact/end': if (open?.type === 'compact/start') open = undefined; break
+        case 'compaction/end':
+          if (open?.type === 'compaction/start' && (open.data as { [k: string]: Json }).compactionId === d.compactionId) open = undefined
+          break
       }
     }
-    if (turn === undefined || this.log.length === 0) return []
+    if ((turn === undefined && open === undefined) || this.log.length === 0) return []
     const last = this.log[this.log.length - 1]!
     let seq = last.seq + 1
     const out: Candidate[] = []
     const add = (type: string, data: Json, op: Op, sources: number[] | null) => {
-      out.push({ type, seq: seq++, time: last.time, dataText: JSON.stringify(data), op, sources })
+      out.push({ type, seq: seq++, time: last.time, dataText: JSON.stringify(data), op, sources, ignorable: false })
     }
+    if (open !== undefined) {
+      const d = open.data as { [k: string]: Json }
+      if (open.type === 'compact/start') add('compact/end', { turn: d.turn!, error: 'interrupted' }, { kind: 'none' }, null)
+      else {
+        const end: { [k: string]: Json } = { compactionId: d.compactionId! }
+        if (d.sourceCommandId !== undefined) end.sourceCommandId = d.sourceCommandId
+        end.turn = d.turn!
+        end.error = 'interrupted'
+        add('compaction/end', end, { kind: 'none' }, null)
+      }
+    }
+    if (turn === undefined) return out
     for (const c of calls) {
       if (!c.open || !this.surface.includes(c.host)) continue
       add('tool/result', {
@@ -410,7 +442,7 @@ class Session {
 }
 
 function toCandidate(e: Stored): Candidate {
-  return { type: e.type, seq: e.seq, time: e.time, dataText: JSON.stringify(e.data), op: e.op, sources: e.sources }
+  return { type: e.type, seq: e.seq, time: e.time, dataText: JSON.stringify(e.data), op: e.op, sources: e.sources, ignorable: e.ignorable }
 }
 
 function wire(e: Stored): Json {
@@ -418,7 +450,27 @@ function wire(e: Stored): Json {
   if (e.sources !== null) out.sourceEventSeqs = e.sources
   if (e.op.kind === 'append') out.surfaceOp = 'append'
   if (e.op.kind === 'replace') out.surfaceOp = { op: 'replace', start: e.op.start, end: e.op.end }
+  if (e.ignorable) out.ignorable = true
   return out
+}
+
+// register builds the vocabulary of a register step (SURF-3).
+function register(types: TypeSpec[]): Map<string, TypeSpec> {
+  const kinds = ['any', 'integer', 'string', 'boolean', 'array', 'object', 'blocks', 'tagged']
+  const extra = new Map<string, TypeSpec>()
+  for (const t of types) {
+    if (typeof t.type !== 'string' || t.type === '' || t.type.trim() !== t.type) reject('vocabulary.invalid', 'empty type')
+    if (catalog.has(t.type)) reject('vocabulary.invalid', `${t.type} is a catalog type`)
+    if (extra.has(t.type)) reject('vocabulary.invalid', `${t.type} twice`)
+    const names = new Set<string>()
+    const fields = (t.fields ?? []).map(f => ({ ...f, required: f.required ?? false }))
+    for (const f of fields) {
+      if (f.name === '' || names.has(f.name) || !kinds.includes(f.kind) || (f.enum !== undefined && f.kind !== 'string')) reject('vocabulary.invalid', `field ${f.name}`)
+      names.add(f.name)
+    }
+    extra.set(t.type, { type: t.type, surface: false, fields })
+  }
+  return extra
 }
 
 // ---- the protocol ----
@@ -435,6 +487,8 @@ interface Step {
   boundary?: number
   continue?: boolean
   seq?: number
+  ignorable?: boolean
+  types?: TypeSpec[]
 }
 
 let session = new Session()
@@ -456,13 +510,18 @@ function doStep(s: Step): { [k: string]: Json } {
       }
       const e = session.append({
         type: s.type ?? '', seq: session.log.length, time: s.time ?? 0, dataText,
-        op: decodeOp(s.surfaceOp), sources: decodeSources(s.sourceEventSeqs),
+        op: decodeOp(s.surfaceOp), sources: decodeSources(s.sourceEventSeqs), ignorable: s.ignorable === true,
       })
       return state({ event: wire(e) })
     }
     case 'seed': {
       const events = (s.lines ?? []).map(decodeLine)
-      session = Session.seed(events)
+      session = Session.seed(events, session.extra)
+      return state({})
+    }
+    case 'register': {
+      if (session.log.length !== 0) throw new Error('register must be the first step')
+      session = new Session(register(s.types ?? []))
       return state({})
     }
     case 'fork': {
@@ -485,11 +544,12 @@ function doStep(s: Step): { [k: string]: Json } {
         const lines = [JSON.stringify({ type: 'session', version: 0, id: 'ts', createdAt: 0 })]
         for (const e of session.log) lines.push(JSON.stringify(wire(e)))
         fs.writeFileSync(file, lines.join('\n') + '\n')
-        session = new Session()
+        const extra = session.extra
+        session = new Session(extra)
         const stored = fs.readFileSync(file, 'utf8').split('\n').filter(l => l !== '')
         const header = JSON.parse(stored[0]!) as { type: string; version: number }
         if (header.type !== 'session' || header.version !== 0) reject('persist.format_version')
-        session = Session.seed(stored.slice(1).map(decodeLine))
+        session = Session.seed(stored.slice(1).map(decodeLine), extra)
       } finally {
         fs.rmSync(dir, { recursive: true, force: true })
       }
