@@ -145,11 +145,11 @@ func (t *tracker) sync2(s *session.Session) {
 // checkRange validates [start, end] and returns the surface positions of
 // its first and last node, shrunk to balanced cuts when snap is set.
 func (t *tracker) checkRange(tx session.Tx, start, end int64, snap bool) (int, int, error) {
-	i, ok := t.pos[start]
+	i, ok := tx.Position(start)
 	if !ok {
 		return 0, 0, event.Errorf(event.CodeReplaceStartNotOnSurface, -1, "range start %d is not on the surface", start)
 	}
-	j, ok := t.pos[end]
+	j, ok := tx.Position(end)
 	if !ok {
 		return 0, 0, event.Errorf(event.CodeReplaceEndNotOnSurface, -1, "range end %d is not on the surface", end)
 	}
@@ -270,7 +270,7 @@ func (op *Operation) Commit(summary []json.RawMessage, meta Meta) (Result, error
 	res := Result{StartSeq: op.StartSeq, Start: op.Start, End: op.End, Shadowed: op.Shadowed, TokenCount: op.TokenCount}
 	events, err := op.s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
-		if !t.sameRange(op.Shadowed) {
+		if !sameRange(tx, op.Shadowed) {
 			return nil, event.Errorf(event.CodeCompactionRangeChanged, -1, "the nodes %d..%d changed since the compaction began at %d", op.Start, op.End, op.StartSeq)
 		}
 		next := int64(tx.Len())
@@ -325,18 +325,20 @@ func (op *Operation) Abort(cause error) error {
 }
 
 // sameRange reports whether shadowed are still consecutive surface nodes,
-// in that order. The caller holds t.mu after a sync.
-func (t *tracker) sameRange(shadowed []int64) bool {
-	first, ok := t.pos[shadowed[0]]
-	if !ok {
+// in that order: O(k + log n).
+func sameRange(tx session.Tx, shadowed []int64) bool {
+	first, ok := tx.Position(shadowed[0])
+	seqs := tx.Surface()
+	if !ok || first+len(shadowed) > seqs.Len() {
 		return false
 	}
-	for k, seq := range shadowed {
-		if p, ok := t.pos[seq]; !ok || p != first+k {
-			return false
-		}
-	}
-	return true
+	same, k := true, 0
+	seqs.Range(first, first+len(shadowed), func(seq int64, _ message.Message) bool {
+		same = same && seq == shadowed[k]
+		k++
+		return same
+	})
+	return same
 }
 
 func (op *Operation) endType() event.Type {

@@ -34,7 +34,7 @@ func PruneToolResult(s *session.Session, seq int64, content []json.RawMessage, o
 	_, err := s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
 		log := tx.Events()
-		if !t.onSurface(seq) || log[seq].Type != event.TypeToolResult {
+		if !onSurface(tx, seq) || log[seq].Type != event.TypeToolResult {
 			return nil, event.Errorf(event.CodeCompactionNotPrunable, -1, "%d is not a tool/result on the surface", seq)
 		}
 		old := &log[seq]

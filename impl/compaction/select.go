@@ -100,16 +100,20 @@ func BalancedAfter(s *session.Session, seq int64) (balanced, ok bool) {
 	return balance(s, seq, true)
 }
 
-func balance(s *session.Session, seq int64, after bool) (bool, bool) {
+func balance(s *session.Session, seq int64, after bool) (balanced, ok bool) {
 	t := trackerOf(s)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.sync2(s)
-	if !t.onSurface(seq) {
-		return false, false
-	}
-	if after {
-		return t.after[seq] == 0, true
-	}
-	return t.before[seq] == 0, true
+	_, _ = s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
+		t.sync(tx)
+		if ok = onSurface(tx, seq); ok {
+			if after {
+				balanced = t.after[seq] == 0
+			} else {
+				balanced = t.before[seq] == 0
+			}
+		}
+		return nil, nil
+	})
+	return balanced, ok
 }

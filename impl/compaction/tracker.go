@@ -15,8 +15,11 @@ import (
 // date by folding the log's new events (delta processing, like the
 // surface itself): the open turn, the open compaction (COMP-2), and the
 // tool-pairing balance of every surface cut (COMP-4). Appends cost O(1)
-// amortised each; a replace makes the pairing stale, and the next query
-// rebuilds it from the surface in O(surface).
+// amortised each, and so does a replace that cannot change the balances
+// after it: one whose edges are balanced cuts and whose new node neither
+// calls nor answers (a compaction), or a tool/result replacing one with the
+// same callId (a prune). Any other replace makes the pairing stale, and the
+// next query rebuilds it from the surface in O(surface).
 type tracker struct {
 	mu        sync.Mutex
 	processed int // log events folded
@@ -25,14 +28,14 @@ type tracker struct {
 
 	open *bracket // the open compaction, or nil
 
-	// Pairing, valid for the current surface unless stale.
+	// Pairing, valid for the current surface unless stale. Entries of
+	// nodes that a replace shadowed are dropped with it (or at the next
+	// rebuild); whether a node is on the surface is the session's answer.
 	stale   bool
-	pos     map[int64]int   // surface position of each node
 	before  map[int64]int32 // unanswered calls crossing the cut before each node
 	after   map[int64]int32 // ... and the cut after it
 	pending map[string]int  // unanswered call ids after the last node, with multiplicity
 	npend   int32
-	nodes   int // surface nodes seen since the last rebuild (the next position)
 }
 
 // bracket is an open compaction: its start event.
@@ -60,7 +63,7 @@ func trackerOf(s *session.Session) *tracker {
 }
 
 func newTracker() *tracker {
-	return &tracker{pos: map[int64]int{}, before: map[int64]int32{}, after: map[int64]int32{}, pending: map[string]int{}}
+	return &tracker{before: map[int64]int32{}, after: map[int64]int32{}, pending: map[string]int{}}
 }
 
 // sync folds the events of the log that tx shows and the tracker has not
@@ -69,14 +72,14 @@ func newTracker() *tracker {
 func (t *tracker) sync(tx session.Tx) {
 	log := tx.Events()
 	for ; t.processed < len(log); t.processed++ {
-		t.fold(&log[t.processed])
+		t.fold(tx, &log[t.processed])
 	}
 	if t.stale {
 		t.rebuild(tx)
 	}
 }
 
-func (t *tracker) fold(e *event.Event) {
+func (t *tracker) fold(tx session.Tx, e *event.Event) {
 	switch e.Type {
 	case event.TypeTurnStart:
 		t.turn, _ = event.ObjectMember(e.Data, "turn")
@@ -97,16 +100,38 @@ func (t *tracker) fold(e *event.Event) {
 		return
 	}
 	if e.Op.Kind == event.OpReplace {
-		t.stale = true // positions and balances after the range may change
+		t.replace(tx, e)
 		return
 	}
 	t.node(e)
 }
 
+// replace folds a replace: in O(|sources|) when it cannot change the
+// balances after it, else by marking the pairing stale.
+func (t *tracker) replace(tx session.Tx, e *event.Event) {
+	log := tx.Events()
+	b, okB := t.before[e.Op.Start]
+	a, okA := t.after[e.Op.End]
+	neutral := okB && okA && b == 0 && a == 0 && e.Type != event.TypeAssistantMessage && e.Type != event.TypeToolResult
+	prune := okB && okA && e.Op.Start == e.Op.End && e.Type == event.TypeToolResult && log[e.Op.Start].Type == event.TypeToolResult &&
+		stringMember(log[e.Op.Start].Data, "callId") == stringMember(e.Data, "callId")
+	if !neutral && !prune {
+		t.stale = true
+		return
+	}
+	// The sources cover the shadowed nodes (SURF-14); drop those no longer
+	// on the surface.
+	for _, src := range e.Sources {
+		if _, on := tx.Position(src); !on {
+			delete(t.before, src)
+			delete(t.after, src)
+		}
+	}
+	t.before[e.Seq], t.after[e.Seq] = b, a
+}
+
 // node adds surface node e after the last one.
 func (t *tracker) node(e *event.Event) {
-	t.pos[e.Seq] = t.nodes
-	t.nodes++
 	t.before[e.Seq] = t.npend
 	switch e.Type {
 	case event.TypeAssistantMessage:
@@ -125,11 +150,10 @@ func (t *tracker) node(e *event.Event) {
 
 // rebuild recomputes the pairing from the current surface.
 func (t *tracker) rebuild(tx session.Tx) {
-	clear(t.pos)
 	clear(t.before)
 	clear(t.after)
 	clear(t.pending)
-	t.npend, t.nodes, t.stale = 0, 0, false
+	t.npend, t.stale = 0, false
 	log := tx.Events()
 	for _, seq := range tx.Surface().All() {
 		t.node(&log[seq])
@@ -165,10 +189,9 @@ func stringMember(data []byte, name string) string {
 	return s
 }
 
-// onSurface reports whether seq is a surface node. The caller holds t.mu
-// after a sync.
-func (t *tracker) onSurface(seq int64) bool {
-	_, ok := t.pos[seq]
+// onSurface reports whether seq is a surface node, from the session.
+func onSurface(tx session.Tx, seq int64) bool {
+	_, ok := tx.Position(seq)
 	return ok
 }
 

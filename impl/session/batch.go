@@ -39,6 +39,17 @@ func (tx Tx) Messages() view.Messages {
 	return tx.s.snap.Messages()
 }
 
+// Position returns the surface position of node seq: O(log n); ok is
+// false when seq is not on the surface.
+func (tx Tx) Position(seq int64) (int, bool) {
+	tx.s.refresh()
+	n := tx.s.mgr.Node(seq)
+	if n == nil {
+		return 0, false
+	}
+	return tx.s.snap.Position(n.Label())
+}
+
 // AppendBatch appends several events as one uninterrupted run: no other
 // append, from any goroutine, comes between them, and build decides what
 // to append from the state it sees (tx) with nothing changing in between.

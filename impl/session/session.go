@@ -326,6 +326,14 @@ func (s *Session) Messages() view.Messages {
 	return s.snap.Messages()
 }
 
+// Position returns the position of node seq on the surface (its index in
+// Surface()), in O(log n); ok is false when seq is not on the surface.
+func (s *Session) Position(seq int64) (int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Tx{s}.Position(seq)
+}
+
 // refresh folds new events into the surface (and with it the view) and
 // takes a snapshot. Caller holds s.mu.
 func (s *Session) refresh() {

@@ -305,6 +305,35 @@ func (s Snapshot) walkFrom(i int, f func(*Entry) bool) {
 	}
 }
 
+// Position returns the position (counting entries) of the entry with the
+// given label, in O(log n); ok is false when no entry has it.
+func (s Snapshot) Position(label int64) (pos int, ok bool) {
+	if len(s.tail) > 0 && label >= s.tail[0].Label {
+		i := sort.Search(len(s.tail), func(i int) bool { return s.tail[i].Label >= label })
+		if i < len(s.tail) && s.tail[i].Label == label {
+			return s.nodes() - len(s.tail) + i, true
+		}
+		return 0, false
+	}
+	t := s.root
+	for t != nil {
+		if t.entries != nil {
+			i := sort.Search(len(t.entries), func(i int) bool { return t.entries[i].Label >= label })
+			if i < len(t.entries) && t.entries[i].Label == label {
+				return pos + i, true
+			}
+			return 0, false
+		}
+		if label < t.right.first {
+			t = t.left
+		} else {
+			pos += t.left.n
+			t = t.right
+		}
+	}
+	return 0, false
+}
+
 // Messages returns the messages of the snapshot.
 func (s Snapshot) Messages() Messages { return Messages{s} }
 

@@ -47,6 +47,14 @@ func check(t *rapid.T, s Snapshot, want []Entry) {
 		}
 	}
 	invariants(t, s.root)
+	for i, e := range want {
+		if p, ok := s.Position(e.Label); !ok || p != i {
+			t.Fatalf("Position(%d) = %d %v, want %d", e.Label, p, ok, i)
+		}
+	}
+	if _, ok := s.Position(-5); ok {
+		t.Fatalf("Position of an absent label")
+	}
 	if len(seqs) > 0 {
 		i := rapid.IntRange(0, len(seqs)-1).Draw(t, "from")
 		j := rapid.IntRange(i, len(seqs)).Draw(t, "to")

@@ -1,0 +1,99 @@
+package compaction_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/surfacelog/surface/impl/compaction"
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/session"
+	"github.com/surfacelog/surface/internal/traffic"
+)
+
+// sessionOf returns a session seeded with n events of realistic traffic
+// (turns with tool calls and results, and the traffic's own compaction
+// replaces), with a turn open for compact/* records.
+func sessionOf(b *testing.B, n int) *session.Session {
+	log, err := traffic.Log(n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := session.Seed(log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.Append(event.TypeTurnStart, json.RawMessage(`{"turn":999999,"trigger":{"kind":"message"}}`), nil); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// BenchmarkBeginCommit: Begin and Commit of a compaction of k = 100 nodes
+// in a session of 1e5 (and 1e3) events: k user messages are appended
+// (untimed) and compacted. The cost depends on k, not on the session.
+func BenchmarkBeginCommit(b *testing.B) {
+	user := json.RawMessage(`{"content":[{"type":"text","text":"a question about the code"}],"source":{"kind":"user"}}`)
+	summary := []json.RawMessage{json.RawMessage(`{"type":"text","text":"summary"}`)}
+	for _, n := range []int{1_000, 100_000} {
+		b.Run(fmt.Sprintf("k=100/events=%d", n), func(b *testing.B) {
+			s := sessionOf(b, n)
+			compaction.BalancedAfter(s, s.Surface().At(0)) // the first query folds the seeded log
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				var first, last int64
+				for j := 0; j < 100; j++ {
+					e, err := s.Append(event.TypeUserMessage, user, &event.Intent{Op: event.Append()})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if j == 0 {
+						first = e.Seq
+					}
+					last = e.Seq
+				}
+				b.StartTimer()
+				op, err := compaction.Begin(s, first, last)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := op.Commit(summary, compaction.Meta{Provider: "p", Model: "m"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPairingQuery: the balance of a cut after an append (the
+// incremental case), and after a replace (the first query rebuilds from
+// the surface; the next ones are O(1)).
+func BenchmarkPairingQuery(b *testing.B) {
+	user := json.RawMessage(`{"content":[],"source":{"kind":"user"}}`)
+	for _, n := range []int{1_000, 100_000} {
+		b.Run(fmt.Sprintf("append+query/events=%d", n), func(b *testing.B) {
+			s := sessionOf(b, n)
+			compaction.BalancedAfter(s, s.Surface().At(0)) // the first query folds the seeded log
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				e, _ := s.Append(event.TypeUserMessage, user, &event.Intent{Op: event.Append()})
+				if ok, on := compaction.BalancedAfter(s, e.Seq); !ok || !on {
+					b.Fatal("unbalanced")
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("query/events=%d", n), func(b *testing.B) {
+			s := sessionOf(b, n)
+			head := s.Surface().At(0)
+			compaction.BalancedBefore(s, head)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				compaction.BalancedBefore(s, head)
+			}
+		})
+	}
+}
