@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -65,7 +66,13 @@ func (m *Machine) Do(s Step) (Response, error) {
 		if event.CodeOf(err) == "" { // not a rejection: a step the testee cannot run
 			return Response{}, err
 		}
-		return Response{Type: "result", Result: Result{Error: string(event.CodeOf(err))}}, nil
+		res := Result{Error: string(event.CodeOf(err))}
+		var ee *event.Error
+		if s.Op == "seed" && errors.As(err, &ee) && ee.Index >= 0 {
+			i := ee.Index
+			res.Index = &i
+		}
+		return Response{Type: "result", Result: res}, nil
 	}
 	return Response{Type: "result", Result: r}, nil
 }

@@ -92,6 +92,9 @@ type Step struct {
 // produced and the state after it.
 type Result struct {
 	Error string `json:"error,omitempty"`
+	// Index is, for a rejected seed, the index of the first bad event or
+	// line (SURF-18).
+	Index *int `json:"index,omitempty"`
 	// Event is the appended event in wire form (append).
 	Event json.RawMessage `json:"event,omitempty"`
 	// Seqs is the provenance (provenance).

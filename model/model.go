@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/surfacelog/surface/impl/event"
@@ -394,21 +395,75 @@ func toMessage(e event.Event) (message.Message, bool) {
 		if d.Envelope == "raw" {
 			m.Content = content
 		} else {
-			m.Content = wrap("context", d.Source.Kind, content)
+			m.Content = wrap("context", kindLiteral(e.Data), content)
 		}
 	case event.TypeSteeringMessage:
-		m.Content = wrap("steering", d.Source.Kind, content)
+		m.Content = wrap("steering", kindLiteral(e.Data), content)
 	default:
 		return m, false
 	}
 	return m, true
 }
 
-func wrap(tag, kind string, content []json.RawMessage) []json.RawMessage {
+// kindLiteral returns the JSON text of data.source.kind.
+func kindLiteral(data []byte) json.RawMessage {
+	var d struct {
+		Source struct {
+			Kind json.RawMessage `json:"kind"`
+		} `json:"source"`
+	}
+	_ = json.Unmarshal(data, &d)
+	return d.Source.Kind
+}
+
+// stringifyLiteral is JSON.stringify(JSON.parse(lit)) for a JSON string
+// literal: JavaScript strings are UTF-16, so an escaped lone surrogate
+// survives, as a lowercase \u escape.
+func stringifyLiteral(lit []byte) string {
+	var units []uint16
+	body := lit[1 : len(lit)-1]
+	for len(body) > 0 {
+		if body[0] == '\\' && body[1] == 'u' {
+			n, _ := strconv.ParseUint(string(body[2:6]), 16, 32)
+			units = append(units, uint16(n))
+			body = body[6:]
+			continue
+		}
+		if body[0] == '\\' {
+			esc := map[byte]uint16{'b': 8, 'f': 12, 'n': 10, 'r': 13, 't': 9, '"': '"', '\\': '\\', '/': '/'}
+			units = append(units, esc[body[1]])
+			body = body[2:]
+			continue
+		}
+		r, size := utf8.DecodeRune(body)
+		units = append(units, utf16.Encode([]rune{r})...)
+		body = body[size:]
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(units); i++ {
+		u := rune(units[i])
+		if u >= 0xd800 && u <= 0xdbff && i+1 < len(units) && units[i+1] >= 0xdc00 && units[i+1] <= 0xdfff {
+			b.WriteString(strings.Trim(jsString(string(utf16.DecodeRune(u, rune(units[i+1])))), `"`))
+			i++
+			continue
+		}
+		if u >= 0xd800 && u <= 0xdfff {
+			fmt.Fprintf(&b, `\u%04x`, u)
+			continue
+		}
+		s := jsString(string(u))
+		b.WriteString(s[1 : len(s)-1])
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func wrap(tag string, kind json.RawMessage, content []json.RawMessage) []json.RawMessage {
 	text := func(s string) json.RawMessage {
 		return json.RawMessage(`{"type":"text","text":` + jsString(s) + `}`)
 	}
-	out := []json.RawMessage{text("<" + tag + " source=" + jsString(kind) + ">")}
+	out := []json.RawMessage{text("<" + tag + " source=" + stringifyLiteral(kind) + ">")}
 	out = append(out, content...)
 	return append(out, text("</"+tag+">"))
 }

@@ -1,6 +1,7 @@
 package event
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -186,20 +187,21 @@ func decodeOp(v []byte) SurfaceOp {
 }
 
 // DecodeMarkers decodes the wire form of a surfaceOp and a sourceEventSeqs
-// value the way Decode does (nil means absent), for callers that build an
-// event from parts: malformed values become the canonical invalid values
-// that Check rejects in order.
+// value the way Decode does, for callers that build an event from parts:
+// nil means absent, surrounding whitespace is insignificant, and malformed
+// values (an empty one among them) become the canonical invalid values that
+// Check rejects in order.
 func DecodeMarkers(surfaceOp, sources []byte) (SurfaceOp, []int64) {
 	var op SurfaceOp
 	var srcs []int64
-	if len(surfaceOp) > 0 {
-		if !ValidSyntax(surfaceOp) {
+	if surfaceOp != nil {
+		if v := bytes.TrimSpace(surfaceOp); !ValidSyntax(v) {
 			op = SurfaceOp{Kind: OpMalformed}
 		} else {
-			op = decodeOp(surfaceOp)
+			op = decodeOp(v)
 		}
 	}
-	if len(sources) > 0 {
+	if sources != nil {
 		srcs = decodeSources(sources)
 	}
 	return op, srcs

@@ -102,12 +102,6 @@ func (d *Decoder) Decode(line []byte) error {
 func (d *Decoder) DecodeParts(typ []byte, seq, time int64, data, sources, surfaceOp []byte, ignorable bool) {
 	e := Event{Type: internType(typ), Seq: seq, Time: time, Ignorable: ignorable}
 	e.Op, e.Sources = DecodeMarkers(surfaceOp, sources)
-	if surfaceOp != nil && len(surfaceOp) == 0 {
-		e.Op = SurfaceOp{Kind: OpMalformed}
-	}
-	if sources != nil && len(sources) == 0 {
-		e.Sources = []int64{-1}
-	}
 	ok := false
 	if end, out, members, why := scanDataInto(data, 0, d.arena.reserve(len(data))); why == "" && skipSpace(data, end) == len(data) {
 		e.Data = d.arena.commit(out)

@@ -4,7 +4,9 @@ package message
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/surfacelog/surface/impl/event"
@@ -92,11 +94,9 @@ func toolResultBlock(data []byte) json.RawMessage {
 func tagged(tag string, data []byte) []json.RawMessage {
 	source, _ := event.ObjectMember(data, "source")
 	kindRaw, _ := event.ObjectMember(source, "kind")
-	var kind string
-	_ = json.Unmarshal(kindRaw, &kind)
 	inner := blocks(data)
 	out := make([]json.RawMessage, 0, len(inner)+2)
-	out = append(out, textBlock("<"+tag+" source="+QuoteJS(kind)+">"))
+	out = append(out, textBlock("<"+tag+" source="+Restringify(kindRaw)+">"))
 	out = append(out, inner...)
 	return append(out, textBlock("</"+tag+">"))
 }
@@ -150,4 +150,60 @@ func isRaw(env []byte) bool {
 	}
 	var s string
 	return json.Unmarshal(env, &s) == nil && s == "raw"
+}
+
+// Restringify returns what JavaScript's JSON.stringify(JSON.parse(lit))
+// returns for a JSON string literal lit (SURF-22): the string is read as
+// UTF-16 code units, and a lone surrogate (an escape such as \ud800 that
+// no other escape pairs) is written back as a lowercase \u escape, as
+// JSON.stringify writes it, rather than replaced.
+func Restringify(lit []byte) string {
+	units := make([]uint16, 0, len(lit))
+	for i := 1; i < len(lit)-1; {
+		c := lit[i]
+		if c != '\\' {
+			r, size := utf8.DecodeRune(lit[i:])
+			units = utf16.AppendRune(units, r)
+			i += size
+			continue
+		}
+		switch e := lit[i+1]; e {
+		case 'u':
+			v, _ := strconv.ParseUint(string(lit[i+2:i+6]), 16, 16)
+			units = append(units, uint16(v))
+			i += 6
+			continue
+		case 'b':
+			units = append(units, '\b')
+		case 'f':
+			units = append(units, '\f')
+		case 'n':
+			units = append(units, '\n')
+		case 'r':
+			units = append(units, '\r')
+		case 't':
+			units = append(units, '\t')
+		default: // '"', '\\', '/'
+			units = append(units, uint16(e))
+		}
+		i += 2
+	}
+	b := []byte{'"'}
+	for k := 0; k < len(units); k++ {
+		u := units[k]
+		switch {
+		case utf16.IsSurrogate(rune(u)):
+			if u < 0xdc00 && k+1 < len(units) && units[k+1] >= 0xdc00 && units[k+1] <= 0xdfff {
+				b = utf8.AppendRune(b, utf16.DecodeRune(rune(u), rune(units[k+1])))
+				k++
+				continue
+			}
+			b = append(b, `\u`...)
+			b = append(b, fmt.Sprintf("%04x", u)...)
+		default:
+			q := QuoteJS(string(rune(u)))
+			b = append(b, q[1:len(q)-1]...)
+		}
+	}
+	return string(append(b, '"'))
 }

@@ -144,11 +144,18 @@ func Seed(events []event.Event, opts ...Option) (*Session, error) {
 func withHeadroom(n int) int { return n + n/8 + 64 }
 
 // SeedJSON is Seed over the wire form of the events (one JSON object per
-// element), decoded with an event.Decoder: one scan per event.
+// element), decoded with an event.Decoder: one scan per event. A line
+// that is not an event at all rejects the seed at its index, after any
+// earlier event that breaks a rule (SURF-18).
 func SeedJSON(lines []json.RawMessage, opts ...Option) (*Session, error) {
 	var d event.Decoder
 	for _, l := range lines {
 		if err := d.Decode(l); err != nil {
+			// In log order (SURF-18): an earlier event that breaks a rule
+			// is reported before a later line that is not an event.
+			if _, serr := SeedLog(d.Log(), opts...); serr != nil {
+				return nil, serr
+			}
 			return nil, err
 		}
 	}

@@ -390,14 +390,21 @@ func (d *Model) Seed(events []event.Event) (Driver, error) {
 	return &Model{S: s, Clock: d.Clock, Voc: d.Voc}, nil
 }
 
+// SeedJSON decodes the lines with the model's own decoder. A line that is
+// not an event is reported in log order: when an earlier event breaks a
+// rule, that comes first (SURF-18).
 func (d *Model) SeedJSON(lines []json.RawMessage) (Driver, error) {
-	events := make([]event.Event, len(lines))
+	events := make([]event.Event, 0, len(lines))
 	for i, l := range lines {
-		e, err := event.Decode(l)
+		e, err := model.DecodeLine(l)
 		if err != nil {
+			if _, serr := d.Seed(events); serr != nil {
+				return nil, serr
+			}
+			err.(*event.Error).Index = i
 			return nil, err
 		}
-		events[i] = e
+		events = append(events, e)
 	}
 	return d.Seed(events)
 }

@@ -35,6 +35,8 @@ const catalog = loadCatalog()
 // ---- errors ----
 
 class Reject extends Error {
+  // index is, for a seed, the index of the first bad event or line.
+  index?: number
   constructor(public code: string, detail: string) { super(`${code}: ${detail}`) }
 }
 
@@ -50,7 +52,6 @@ interface Scanned { compact: string; members: Array<[string, number, number]> }
 function scan(text: string, lenient: boolean): Scanned | string {
   let pos = 0
   let out = ''
-  let depth = 0
   const members: Array<[string, number, number]> = []
   const ws = () => { while (pos < text.length && ' \t\n\r'.includes(text[pos]!)) pos++ }
   const fail = (why: string): never => { throw new Error(why) }
@@ -92,62 +93,74 @@ function scan(text: string, lenient: boolean): Scanned | string {
     }
     out += lit
   }
+  // value scans one value iteratively (no recursion, so any depth up to
+  // MAX_DEPTH fits the stack): frames hold the open containers.
+  interface Frame { kind: '{' | '['; keys: Set<string>; top: boolean; key?: string; start?: number }
   const value = (): void => {
-    if (pos >= text.length) fail('unexpected end')
-    const c = text[pos]!
-    if (c === '{') return object()
-    if (c === '[') return array()
-    if (c === '"') { str(); return }
-    for (const word of ['true', 'false', 'null']) {
-      if (text.startsWith(word, pos)) { out += word; pos += word.length; return }
-    }
-    if (c === '-' || (c >= '0' && c <= '9')) return num()
-    fail('invalid character')
-  }
-  const object = () => {
-    if (++depth > MAX_DEPTH) fail('too deep')
-    const top = depth === 1
-    pos++
-    out += '{'
-    ws()
-    const keys = new Set<string>()
-    if (text[pos] === '}') { pos++; out += '}'; depth--; return }
+    const frames: Frame[] = []
     for (;;) {
+      // a value starts here
       ws()
-      if (text[pos] !== '"') fail('expected a key')
-      const key = str()
-      if (top || !lenient) {
-        if (keys.has(key)) fail('duplicate key')
-        keys.add(key)
+      if (pos >= text.length) fail('unexpected end')
+      const c = text[pos]!
+      let opened = false
+      if (c === '{' || c === '[') {
+        if (!lenient && frames.length + 1 > MAX_DEPTH) fail('too deep') // depth is SURF-4's, of data only
+        pos++
+        out += c
+        ws()
+        const closer = c === '{' ? '}' : ']'
+        if (text[pos] === closer) { pos++; out += closer } else {
+          const f: Frame = { kind: c, keys: new Set(), top: frames.length === 0 }
+          frames.push(f)
+          opened = true
+          if (c === '{') memberKey(f)
+        }
+      } else if (c === '"') str()
+      else if (c === '-' || (c >= '0' && c <= '9')) num()
+      else {
+        let ok = false
+        for (const word of ['true', 'false', 'null']) {
+          if (text.startsWith(word, pos)) { out += word; pos += word.length; ok = true; break }
+        }
+        if (!ok) fail('invalid character')
       }
-      ws()
-      if (text[pos] !== ':') fail("expected ':'")
-      pos++
-      out += ':'
-      ws()
-      const start = out.length
-      value()
-      if (top) members.push([key, start, out.length])
-      ws()
-      if (text[pos] === ',') { pos++; out += ','; continue }
-      if (text[pos] === '}') { pos++; out += '}'; depth--; return }
-      fail("expected ',' or '}'")
+      if (opened) continue
+      // after a value: record a top-level member, then close or go on
+      for (;;) {
+        const f = frames[frames.length - 1]
+        if (f === undefined) return
+        if (f.kind === '{' && f.top) members.push([f.key!, f.start!, out.length])
+        ws()
+        if (text[pos] === ',') {
+          pos++
+          out += ','
+          if (f.kind === '{') memberKey(f)
+          break
+        }
+        const closer = f.kind === '{' ? '}' : ']'
+        if (text[pos] !== closer) fail(`expected ',' or '${closer}'`)
+        pos++
+        out += closer
+        frames.pop()
+      }
     }
   }
-  const array = () => {
-    if (++depth > MAX_DEPTH) fail('too deep')
-    pos++
-    out += '['
+  // memberKey reads `"key":` of object frame f.
+  const memberKey = (f: Frame) => {
     ws()
-    if (text[pos] === ']') { pos++; out += ']'; depth--; return }
-    for (;;) {
-      ws()
-      value()
-      ws()
-      if (text[pos] === ',') { pos++; out += ','; continue }
-      if (text[pos] === ']') { pos++; out += ']'; depth--; return }
-      fail("expected ',' or ']'")
+    if (text[pos] !== '"') fail('expected a key')
+    const key = str()
+    if (f.top || !lenient) {
+      if (f.keys.has(key)) fail('duplicate key')
+      f.keys.add(key)
     }
+    ws()
+    if (text[pos] !== ':') fail("expected ':'")
+    pos++
+    out += ':'
+    f.key = key
+    f.start = out.length
   }
   try {
     ws()
@@ -324,7 +337,14 @@ class Session {
 
   static seed(events: Candidate[], extra: Map<string, TypeSpec> = new Map()): Session {
     const s = new Session(extra)
-    events.forEach(e => s.append(e))
+    events.forEach((e, i) => {
+      try {
+        s.append(e)
+      } catch (err) {
+        if (err instanceof Reject) err.index = i
+        throw err
+      }
+    })
     return s
   }
 
@@ -515,7 +535,21 @@ function doStep(s: Step): { [k: string]: Json } {
       return state({ event: wire(e) })
     }
     case 'seed': {
-      const events = (s.lines ?? []).map(decodeLine)
+      // In log order (SURF-18): a line that is not an event is bad at its
+      // index, after any earlier event that breaks a rule.
+      const lines = s.lines ?? []
+      const events: Candidate[] = []
+      for (let i = 0; i < lines.length; i++) {
+        try {
+          events.push(decodeLine(lines[i]!))
+        } catch (err) {
+          if (err instanceof Reject) {
+            Session.seed(events, session.extra)
+            err.index = i
+          }
+          throw err
+        }
+      }
       session = Session.seed(events, session.extra)
       return state({})
     }
@@ -580,7 +614,7 @@ rl.on('line', line => {
         answer({ type: 'result', result: doStep(req.step!) })
       } catch (e) {
         if (e instanceof Reject && e.code === 'unsupported') answer({ type: 'unsupported', reason: e.message })
-        else if (e instanceof Reject) answer({ type: 'result', result: { error: e.code } })
+        else if (e instanceof Reject) answer({ type: 'result', result: req.step!.op === 'seed' && e.index !== undefined ? { error: e.code, index: e.index } : { error: e.code } })
         else {
           process.stderr.write(`testee bug: ${(e as Error).stack}\n`)
           answer({ type: 'result', result: { error: 'internal' } })
