@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,8 +26,16 @@ func TestMain(m *testing.M) {
 }
 
 // badTestee is a correct testee (the implementation) that misbehaves on
-// its tenth step: it exits, hangs or prints garbage.
+// its tenth step: it exits, hangs (also with a child process holding its
+// stderr, or on every step from then on) or prints garbage; or it answers
+// every step with empty messages, an unknown member, or "skipped".
 func badTestee(mode string) {
+	if mode == "hang-with-child" {
+		child := exec.Command("sleep", "300")
+		child.Stderr = os.Stderr // holds the runner's stderr pipe open
+		child.Start()
+		os.WriteFile(os.Getenv("SURFACE_BAD_TESTEE_PID"), []byte(strconv.Itoa(child.Process.Pid)), 0o644)
+	}
 	m := conformance.NewImplMachine()
 	in := bufio.NewReader(os.Stdin)
 	enc := json.NewEncoder(os.Stdout)
@@ -45,11 +57,11 @@ func badTestee(mode string) {
 			enc.Encode(conformance.Response{Type: "ok"})
 		case "step":
 			steps++
-			if steps == 10 {
+			if steps == 10 || mode == "hang-always" {
 				switch mode {
 				case "crash":
 					os.Exit(3)
-				case "hang":
+				case "hang", "hang-with-child", "hang-always":
 					time.Sleep(time.Hour)
 				case "garbage":
 					fmt.Println("this is not JSON")
@@ -57,6 +69,18 @@ func badTestee(mode string) {
 				}
 			}
 			r, _ := m.Do(*req.Step)
+			switch mode {
+			case "empty-messages":
+				if r.Result.Messages != nil {
+					r.Result.Messages = json.RawMessage(`[]`)
+				}
+			case "unknown-member":
+				b, _ := json.Marshal(r)
+				fmt.Println(strings.Replace(string(b), `"result":{`, `"result":{"extra":1,`, 1))
+				continue
+			case "skip-all":
+				r = conformance.Response{Type: "skipped", Reason: "not implemented"}
+			}
 			enc.Encode(r)
 		case "bye":
 			return
@@ -128,8 +152,203 @@ func TestKnownFailures(t *testing.T) {
 	if rep.OK() || len(rep.Stale) != 1 || !strings.Contains(rep.Stale[0], "differently") {
 		t.Fatalf("failing differently was not reported: %v", rep.Stale)
 	}
+	// The same step and op, both answers successes, but different ones:
+	// that is failing differently too.
+	other := broken
+	other.Steps = append([]conformance.Step(nil), broken.Steps...)
+	lastOther := *other.Steps[len(other.Steps)-1].Expect
+	lastOther.Error = ""
+	surface := []int64{42}
+	lastOther.Surface = &surface
+	other.Steps[len(other.Steps)-1].Expect = &lastOther
+	third := other
+	third.Steps = append([]conformance.Step(nil), other.Steps...)
+	lastThird := lastOther
+	surface3 := []int64{43}
+	lastThird.Surface = &surface3
+	third.Steps[len(third.Steps)-1].Expect = &lastThird
+	rep, _ = conformance.Run([]conformance.Vector{other}, conformance.NewImplMachine(), conformance.Options{})
+	sigOther := rep.Outcomes[0].Signature
+	rep, _ = conformance.Run([]conformance.Vector{third}, conformance.NewImplMachine(), conformance.Options{KnownFailures: map[string]string{v.ID: sigOther}})
+	if rep.OK() || len(rep.Stale) != 1 || !strings.Contains(rep.Stale[0], "differently") {
+		t.Fatalf("a different wrong success matched the known failure: %q vs %v", sigOther, rep.Stale)
+	}
 	var junit strings.Builder
 	if err := rep.WriteJUnit(&junit); err != nil || !strings.Contains(junit.String(), "<failure") {
 		t.Fatalf("junit: %v %s", err, junit.String())
+	}
+}
+
+func someVectors(n int, prefix string) []conformance.Vector {
+	vectors, _ := conformance.Embedded()
+	var some []conformance.Vector
+	for _, v := range vectors {
+		if strings.HasPrefix(v.ID, prefix) && len(some) < n {
+			some = append(some, v)
+		}
+	}
+	return some
+}
+
+// badRun runs vectors against the test binary acting as a bad testee.
+func badRun(t *testing.T, mode string, vectors []conformance.Vector, opts conformance.Options) *conformance.Report {
+	t.Helper()
+	os.Setenv("SURFACE_BAD_TESTEE", mode)
+	defer os.Unsetenv("SURFACE_BAD_TESTEE")
+	x := &conformance.Exec{Argv: []string{os.Args[0]}, Timeout: 300 * time.Millisecond}
+	defer x.Close()
+	rep, err := conformance.Run(vectors, x, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestRunnerNeverPassesOnNothing: a run that tests nothing fails: no
+// vector selected, every vector skipped, a testee without the core
+// feature.
+func TestRunnerNeverPassesOnNothing(t *testing.T) {
+	some := someVectors(5, "surface.edge.")
+	rep, _ := conformance.Run(some, conformance.NewImplMachine(), conformance.Options{Filter: conformance.Filter{Prefix: "no.such."}})
+	if rep.OK() || len(rep.Problems) == 0 || !strings.Contains(rep.Problems[0], "no vector") {
+		t.Errorf("a filter selecting nothing passed: %+v", rep.Problems)
+	}
+	rep = badRun(t, "skip-all", some, conformance.Options{})
+	if rep.OK() || rep.Level() != "none" || !strings.Contains(strings.Join(rep.Problems, ";"), "skipped every vector") {
+		t.Errorf("a testee skipping everything passed: %+v %v", rep.Problems, rep.Counts())
+	}
+	rep, _ = conformance.Run(some, noCore{conformance.NewImplMachine()}, conformance.Options{})
+	if rep.OK() || !strings.Contains(strings.Join(rep.Problems, ";"), "core") {
+		t.Errorf("a testee without the core feature passed: %+v", rep.Problems)
+	}
+}
+
+type noCore struct{ *conformance.Machine }
+
+func (n noCore) Hello() (conformance.Hello, error) {
+	h, err := n.Machine.Hello()
+	h.Features = []string{conformance.FeatureRepair}
+	return h, err
+}
+
+// TestRunnerCatchesLazyTestees: a testee answering empty messages fails;
+// a member the protocol does not have is a protocol error, and errored
+// vectors fail the run.
+func TestRunnerCatchesLazyTestees(t *testing.T) {
+	some := someVectors(4, "surface.edge.append.user")
+	rep := badRun(t, "empty-messages", some, conformance.Options{})
+	if rep.OK() || rep.Counts()[conformance.StatusFail] == 0 {
+		t.Errorf("a testee answering messages: [] passed: %v", rep.Counts())
+	}
+	rep = badRun(t, "unknown-member", some, conformance.Options{})
+	if rep.OK() || rep.Counts()[conformance.StatusError] == 0 || !strings.Contains(rep.Outcomes[0].Detail, "not a protocol message") {
+		t.Errorf("an unknown member in a result was accepted: %v %q", rep.Counts(), rep.Outcomes[0].Detail)
+	}
+}
+
+// TestHungTesteeGroupKilled: a hung testee is killed with its whole
+// process group, even when a child of it holds the runner's pipes, and the
+// run goes on.
+func TestHungTesteeGroupKilled(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	os.Setenv("SURFACE_BAD_TESTEE_PID", pidFile)
+	defer os.Unsetenv("SURFACE_BAD_TESTEE_PID")
+	start := time.Now()
+	rep := badRun(t, "hang-with-child", someVectors(4, "surface.edge."), conformance.Options{})
+	if time.Since(start) > 20*time.Second || rep.Counts()[conformance.StatusError] == 0 {
+		t.Fatalf("the run took %v: %v", time.Since(start), rep.Counts())
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(string(b))
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the testee's child %d outlived it", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestFailFastAfterTimeouts: after 3 vectors in a row time out, the rest
+// are not run, and the run fails with the reason.
+func TestFailFastAfterTimeouts(t *testing.T) {
+	some := someVectors(12, "surface.edge.")
+	start := time.Now()
+	rep := badRun(t, "hang-always", some, conformance.Options{MaxTimeouts: 3})
+	if rep.OK() || !strings.Contains(strings.Join(rep.Problems, ";"), "timed out on 3 vectors in a row") {
+		t.Fatalf("problems %v", rep.Problems)
+	}
+	notRun := 0
+	for _, o := range rep.Outcomes {
+		if strings.Contains(o.Detail, "not run") {
+			notRun++
+		}
+	}
+	if notRun == 0 || time.Since(start) > 15*time.Second {
+		t.Fatalf("%d vectors not run, %v", notRun, time.Since(start))
+	}
+}
+
+// TestRunnerSelection: --rule, --rerun (the failures of an earlier JSON
+// report), the conformance level, --verbose.
+func TestRunnerSelection(t *testing.T) {
+	vectors, _ := conformance.Embedded()
+	rep, _ := conformance.Run(vectors, conformance.NewImplMachine(), conformance.Options{Filter: conformance.Filter{Rule: "SURF-13"}})
+	if !rep.OK() || len(rep.Outcomes) == 0 || len(rep.Outcomes) == len(vectors) {
+		t.Fatalf("rule filter: %d of %d vectors", len(rep.Outcomes), len(vectors))
+	}
+	for _, o := range rep.Outcomes {
+		for _, v := range vectors {
+			if v.ID == o.ID && !strings.Contains(strings.Join(v.Rules, ","), "SURF-13") {
+				t.Errorf("%s does not cover SURF-13", o.ID)
+			}
+		}
+	}
+	full, _ := conformance.Run(vectors[:40], conformance.NewImplMachine(), conformance.Options{})
+	if full.Level() != "recommended" && full.Level() != "required" {
+		t.Errorf("level %s", full.Level())
+	}
+	// A report in which one vector failed: --rerun runs exactly that one.
+	broken := vectors[3]
+	broken.Steps = append([]conformance.Step(nil), broken.Steps...)
+	last := *broken.Steps[0].Expect
+	last.Error = "seq.not_contiguous"
+	broken.Steps[0].Expect = &last
+	rep, _ = conformance.Run([]conformance.Vector{vectors[2], broken, vectors[4]}, conformance.NewImplMachine(), conformance.Options{Verbose: true})
+	if rep.OK() || rep.Level() != "none" || !strings.Contains(rep.Outcomes[1].Detail, "wanted:") {
+		t.Fatalf("a failing run: %v level %s", rep.Counts(), rep.Level())
+	}
+	path := filepath.Join(t.TempDir(), "report.json")
+	f, _ := os.Create(path)
+	rep.WriteJSON(f)
+	f.Close()
+	ids, err := conformance.FailuresOf(path)
+	if err != nil || len(ids) != 1 || !ids[broken.ID] {
+		t.Fatalf("failures of the report: %v %v", ids, err)
+	}
+	rep, _ = conformance.Run(vectors, conformance.NewImplMachine(), conformance.Options{Filter: conformance.Filter{IDs: ids}})
+	if len(rep.Outcomes) != 1 || rep.Outcomes[0].ID != broken.ID {
+		t.Fatalf("rerun ran %d vectors", len(rep.Outcomes))
+	}
+}
+
+// TestExecCommandLine: --exec is a shell command line, so a path with a
+// space works when quoted, and arguments and variables pass through.
+func TestExecCommandLine(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "dir with space")
+	os.MkdirAll(dir, 0o755)
+	link := filepath.Join(dir, "testee bin")
+	if err := os.Symlink(os.Args[0], link); err != nil {
+		t.Fatal(err)
+	}
+	x := &conformance.Exec{Command: `SURFACE_BAD_TESTEE=garbage '` + link + `' -test.run=none`, Timeout: 2 * time.Second}
+	defer x.Close()
+	rep, err := conformance.Run(someVectors(3, "surface.edge."), x, conformance.Options{})
+	if err != nil || rep.Testee.Name != "bad-garbage" || rep.Counts()[conformance.StatusPass] == 0 {
+		t.Fatalf("quoted command line: %v %+v %v", err, rep.Testee, rep.Counts())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -103,13 +104,16 @@ func Serve(t Testee, r io.Reader, w io.Writer) error {
 	}
 }
 
-// Exec is a testee in another process, started from a command line, that
-// speaks the protocol on its stdin and stdout (stderr is passed through to
-// Log). A testee that dies, hangs past Timeout or prints something that is
-// not a protocol message fails the current request; the next Reset starts
-// it again.
+// Exec is a testee in another process that speaks the protocol on its
+// stdin and stdout (stderr is passed through to Log). It is started from
+// Argv when set, else from Command, a shell command line run by /bin/sh -c
+// (so quoting, variables and pipes work). The testee runs in a process
+// group of its own: a testee that dies, hangs past Timeout or prints
+// something that is not a protocol message fails the current request and
+// is killed with every process it started; the next Reset starts it again.
 type Exec struct {
 	Command string
+	Argv    []string
 	Timeout time.Duration
 	Log     io.Writer
 
@@ -120,12 +124,21 @@ type Exec struct {
 	mu    sync.Mutex
 }
 
+// errTimeout is in the error of a request the testee did not answer in
+// time (the runner counts them to stop a hopeless run).
+const errTimeout = "did not answer within"
+
 func (x *Exec) start() error {
-	fields := strings.Fields(x.Command)
-	if len(fields) == 0 {
+	var cmd *exec.Cmd
+	switch {
+	case len(x.Argv) > 0:
+		cmd = exec.Command(x.Argv[0], x.Argv[1:]...)
+	case strings.TrimSpace(x.Command) != "":
+		cmd = exec.Command("/bin/sh", "-c", x.Command)
+	default:
 		return errors.New("empty --exec command")
 	}
-	cmd := exec.Command(fields[0], fields[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stderr = x.Log
 	if x.Log == nil {
 		cmd.Stderr = os.Stderr
@@ -169,8 +182,10 @@ func (x *Exec) start() error {
 	return nil
 }
 
+// kill ends the testee and everything it started (its process group).
 func (x *Exec) kill() {
 	if x.cmd != nil && x.cmd.Process != nil {
+		syscall.Kill(-x.cmd.Process.Pid, syscall.SIGKILL)
 		x.cmd.Process.Kill()
 		x.cmd.Wait()
 	}
@@ -198,7 +213,7 @@ func (x *Exec) roundTrip(req Request, out any) error {
 		}
 		return nil
 	case <-time.After(timeout):
-		return fmt.Errorf("testee did not answer within %v", timeout)
+		return fmt.Errorf("testee %s %v", errTimeout, timeout)
 	}
 }
 
@@ -269,6 +284,7 @@ func (x *Exec) Close() error {
 		select {
 		case <-done:
 		case <-time.After(2 * time.Second):
+			syscall.Kill(-x.cmd.Process.Pid, syscall.SIGKILL)
 			x.cmd.Process.Kill()
 			<-done
 		}

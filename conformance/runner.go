@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -25,6 +26,7 @@ const (
 // Outcome is the result of one vector.
 type Outcome struct {
 	ID     string `json:"id"`
+	Tier   string `json:"tier"`
 	Status string `json:"status"`
 	// Step is the index of the step that failed, errored or was skipped.
 	Step int `json:"step,omitempty"`
@@ -45,6 +47,10 @@ type Report struct {
 	// Stale lists problems with the known-failures file: listed vectors
 	// that passed, failed differently or were skipped.
 	Stale []string `json:"stale,omitempty"`
+	// Problems are reasons the run proves nothing, which fail it: no
+	// vector selected, every vector skipped, no core feature, a testee
+	// that kept timing out.
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Counts returns the number of vectors per status.
@@ -64,7 +70,29 @@ func (r *Report) OK() bool {
 			return false
 		}
 	}
-	return len(r.Stale) == 0
+	return len(r.Stale) == 0 && len(r.Problems) == 0
+}
+
+// Level is the conformance level the run shows, as protobuf's conformance
+// runner reports it: "recommended" when every vector of both tiers ran and
+// passed, "required" when every required one did, else "none". A skipped
+// or known-failing vector does not count as passed.
+func (r *Report) Level() string {
+	passed := map[string]bool{TierRequired: true, TierRecommended: true}
+	ran := map[string]int{}
+	for _, o := range r.Outcomes {
+		ran[o.Tier]++
+		if o.Status != StatusPass {
+			passed[o.Tier] = false
+		}
+	}
+	switch {
+	case len(r.Problems) > 0 || ran[TierRequired] == 0 || !passed[TierRequired]:
+		return "none"
+	case ran[TierRecommended] > 0 && passed[TierRecommended]:
+		return "recommended"
+	}
+	return "required"
 }
 
 // Options of a run.
@@ -74,6 +102,12 @@ type Options struct {
 	KnownFailures map[string]string
 	// Progress, when set, gets a progress line now and then.
 	Progress io.Writer
+	// Verbose puts the whole failing step and the whole results wanted and
+	// got in a failure's detail.
+	Verbose bool
+	// MaxTimeouts stops the run after this many vectors in a row timed out
+	// (0: 3); the rest are reported as errors.
+	MaxTimeouts int
 }
 
 // Run plays vectors against t.
@@ -82,31 +116,59 @@ func Run(vectors []Vector, t Testee, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testee handshake: %w", err)
 	}
-	has := map[string]bool{FeatureCore: true}
+	has := map[string]bool{}
 	for _, f := range hello.Features {
 		has[f] = true
 	}
 	rep := &Report{Testee: hello, Known: map[string]bool{}}
+	if !has[FeatureCore] {
+		rep.Problems = append(rep.Problems, "the testee does not declare the core feature")
+		return rep, nil
+	}
 	var selected []Vector
 	for _, v := range vectors {
 		if opts.Filter.Match(v) {
 			selected = append(selected, v)
 		}
 	}
+	maxTimeouts := opts.MaxTimeouts
+	if maxTimeouts <= 0 {
+		maxTimeouts = 3
+	}
 	last := time.Now()
+	timeouts := 0
 	for i, v := range selected {
 		if opts.Progress != nil && time.Since(last) > 2*time.Second {
 			fmt.Fprintf(opts.Progress, "  ... %d/%d vectors (%s)\n", i, len(selected), v.ID)
 			last = time.Now()
 		}
-		o := runVector(v, t, has, opts.Filter.Features)
+		if timeouts >= maxTimeouts {
+			rep.Outcomes = append(rep.Outcomes, Outcome{ID: v.ID, Tier: v.Tier, Status: StatusError, Signature: "error",
+				Detail: fmt.Sprintf("not run: the testee timed out on %d vectors in a row", timeouts)})
+			continue
+		}
+		o := runVector(v, t, has, opts)
+		if o.Status == StatusError && strings.Contains(o.Detail, errTimeout) {
+			timeouts++
+		} else {
+			timeouts = 0
+		}
 		rep.Outcomes = append(rep.Outcomes, o)
+	}
+	if timeouts >= maxTimeouts {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("the testee timed out on %d vectors in a row; the run stopped there", timeouts))
+	}
+	switch c := rep.Counts(); {
+	case len(selected) == 0:
+		rep.Problems = append(rep.Problems, "no vector was selected")
+	case c[StatusSkipped] == len(selected):
+		rep.Problems = append(rep.Problems, "the testee skipped every vector")
 	}
 	for id, sig := range opts.KnownFailures {
 		o, found := rep.find(id)
 		switch {
 		case !found:
-			if opts.Filter.Prefix == "" && opts.Filter.Tier == "" {
+			if !opts.Filter.narrowed() {
 				rep.Stale = append(rep.Stale, fmt.Sprintf("%s: listed as a known failure but there is no such vector", id))
 			}
 		case o.Status == StatusPass:
@@ -132,9 +194,10 @@ func (r *Report) find(id string) (Outcome, bool) {
 	return Outcome{}, false
 }
 
-func runVector(v Vector, t Testee, has map[string]bool, only []string) Outcome {
+func runVector(v Vector, t Testee, has map[string]bool, opts Options) Outcome {
 	start := time.Now()
-	o := Outcome{ID: v.ID}
+	o := Outcome{ID: v.ID, Tier: v.Tier}
+	only := opts.Filter.Features
 	for _, f := range v.Features {
 		if !has[f] || (only != nil && !contains(only, f)) {
 			o.Status, o.Detail = StatusSkipped, "needs feature "+f
@@ -164,8 +227,13 @@ func runVector(v Vector, t Testee, has map[string]bool, only []string) Outcome {
 		want, got := normalize(*s.Expect), normalize(resp.Result)
 		if !reflect.DeepEqual(want, got) {
 			o.Status = StatusFail
-			o.Signature = fmt.Sprintf("step %d %s: want %s, got %s", i, s.Op, short(*s.Expect), short(resp.Result))
-			o.Detail = fmt.Sprintf("first divergence at step %d (%s); result (-want +got):\n%s", i, describe(s), cmp.Diff(want, got))
+			o.Signature = signature(i, s.Op, *s.Expect, resp.Result)
+			o.Detail = fmt.Sprintf("first divergence at step %d (%s); result (-want +got):\n%s", i, describe(s, opts.Verbose), cmp.Diff(want, got))
+			if opts.Verbose {
+				w, _ := json.MarshalIndent(s.Expect, "", "  ")
+				g, _ := json.MarshalIndent(resp.Result, "", "  ")
+				o.Detail += fmt.Sprintf("\nwanted:\n%s\ngot:\n%s", w, g)
+			}
 			o.Time = time.Since(start)
 			return o
 		}
@@ -190,9 +258,21 @@ func short(r Result) string {
 	return "success"
 }
 
-func describe(s Step) string {
+// signature summarises a failure so that a known failure is recognised
+// only when the same step gives the same wrong answer: the step, what was
+// wanted and what came, and a digest of both results (two different wrong
+// successes differ).
+func signature(i int, op string, want, got Result) string {
+	w, _ := json.Marshal(normalize(want))
+	g, _ := json.Marshal(normalize(got))
+	sum := sha256.Sum256(append(append(w, 0), g...))
+	return fmt.Sprintf("step %d %s: want %s, got %s [%x]", i, op, short(want), short(got), sum[:6])
+}
+
+// describe is the step as JSON, cut at 300 bytes unless verbose.
+func describe(s Step, verbose bool) string {
 	b, _ := json.Marshal(s)
-	if len(b) > 300 {
+	if len(b) > 300 && !verbose {
 		b = append(b[:300], "..."...)
 	}
 	return string(b)
@@ -225,8 +305,24 @@ func (r *Report) WriteText(w io.Writer) {
 	for _, s := range r.Stale {
 		fmt.Fprintf(w, "\nSTALE known failure: %s\n", s)
 	}
+	for _, p := range r.Problems {
+		fmt.Fprintf(w, "\nPROBLEM: %s\n", p)
+	}
 	c := r.Counts()
 	fmt.Fprintf(w, "\n%d vectors: %d passed, %d failed, %d errored, %d skipped\n", len(r.Outcomes), c[StatusPass], c[StatusFail], c[StatusError], c[StatusSkipped])
+	for _, tier := range []string{TierRequired, TierRecommended} {
+		n, pass := 0, 0
+		for _, o := range r.Outcomes {
+			if o.Tier == tier {
+				n++
+				if o.Status == StatusPass {
+					pass++
+				}
+			}
+		}
+		fmt.Fprintf(w, "%s vectors: %d of %d passed\n", tier, pass, n)
+	}
+	fmt.Fprintf(w, "conformance level: %s\n", r.Level())
 	if r.OK() {
 		fmt.Fprintln(w, "PASS")
 	} else {
@@ -329,4 +425,24 @@ func (r *Report) WriteKnownFailures(path string) error {
 	}
 	b, _ := json.MarshalIndent(k, "", "  ")
 	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// FailuresOf reads an earlier report written with --format json and
+// returns the ids of the vectors that failed or errored in it.
+func FailuresOf(path string) (map[string]bool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("%s is not a JSON report: %w", path, err)
+	}
+	ids := map[string]bool{}
+	for _, o := range rep.Outcomes {
+		if o.Status == StatusFail || o.Status == StatusError {
+			ids[o.ID] = true
+		}
+	}
+	return ids, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -189,11 +190,14 @@ func Parse(b []byte) ([]Vector, error) {
 	return f.Vectors, nil
 }
 
-// Filter selects vectors by id prefix, tier and the features a testee has.
+// Filter selects vectors by id prefix, tier, rule, id set and the
+// features a testee has.
 type Filter struct {
 	Prefix   string
 	Tier     string
-	Features []string // nil: all
+	Rule     string          // only vectors that cover this rule (e.g. SURF-13)
+	IDs      map[string]bool // only these vectors (nil: all), e.g. the failures of an earlier report
+	Features []string        // nil: all
 }
 
 // Match reports whether v passes the filter.
@@ -204,5 +208,16 @@ func (f Filter) Match(v Vector) bool {
 	if f.Tier != "" && v.Tier != f.Tier {
 		return false
 	}
+	if f.Rule != "" && !slices.Contains(v.Rules, f.Rule) {
+		return false
+	}
+	if f.IDs != nil && !f.IDs[v.ID] {
+		return false
+	}
 	return true
+}
+
+// narrowed reports whether the filter selects a subset of the vectors.
+func (f Filter) narrowed() bool {
+	return f.Prefix != "" || f.Tier != "" || f.Rule != "" || f.IDs != nil
 }

@@ -1,13 +1,15 @@
 // Command conformance checks implementations of the surface specification
 // (spec/README.md) with the conformance vectors of package conformance.
+// `conformance help` lists the commands and their flags.
 //
-//	conformance [run] [flags]       play the vectors against a testee (default: the built-in implementation)
-//	conformance testee [--model]    serve the testee protocol on stdin/stdout (spec/PROTOCOL.md)
-//	conformance random [flags]      random differential runs against the model (gopter), shrunk on failure
-//	conformance validate FILE...    check a persisted log (JSONL or SQLite) against the spec
-//	conformance coverage            the rule and error-code coverage of the vectors
+//	conformance [run] [flags] [-- ARGV...]  play the vectors against a testee (default: the built-in implementation)
+//	conformance testee [--model]           serve the testee protocol on stdin/stdout (spec/PROTOCOL.md)
+//	conformance random [flags]             random differential runs against the model (gopter), shrunk on failure
+//	conformance validate FILE...           check a persisted log (JSONL or SQLite) against the spec
+//	conformance coverage                   the rule and error-code coverage of the vectors
 //
-// Exit status: 0 pass, 1 failures, 2 usage or runner error.
+// Exit status: 0 pass, 1 failures (or a run that proves nothing: no vector
+// selected, every vector skipped, no core feature), 2 usage or runner error.
 package main
 
 import (
@@ -44,30 +46,85 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return validateCmd(args, stdout, stderr)
 	case "coverage":
 		return coverageCmd(stdout, stderr)
-	case "help":
-		fmt.Fprintln(stdout, "usage: conformance [run|testee|random|validate|coverage] [flags]; conformance CMD -h for flags")
-		return 0
+	case "help", "-h", "--help":
+		return helpCmd(stdout)
 	default:
 		fmt.Fprintf(stderr, "conformance: unknown command %q (want run, testee, random, validate or coverage)\n", cmd)
 		return 2
 	}
 }
 
-func runCmd(args []string, stdout, stderr io.Writer) int {
+// commands is the help: each command, one line, and its flags.
+var commands = []struct {
+	name, usage, what string
+	flags             func() *flag.FlagSet
+}{
+	{"run", "conformance [run] [flags] [-- ARGV...]", "play the vectors against a testee; after --, the testee's argv (no shell)", func() *flag.FlagSet { fs, _ := runFlags(); return fs }},
+	{"testee", "conformance testee [--model]", "serve the testee protocol on stdin/stdout", func() *flag.FlagSet { fs, _ := testeeFlags(); return fs }},
+	{"random", "conformance random [flags]", "random differential runs, implementation against model, shrunk on failure", func() *flag.FlagSet { fs, _ := randomFlags(); return fs }},
+	{"validate", "conformance validate [flags] FILE...", "check stored logs (JSONL or SQLite) against the spec, read-only", func() *flag.FlagSet { fs, _ := validateFlags(io.Discard); return fs }},
+	{"coverage", "conformance coverage", "the rules and error codes the vectors cover", nil},
+	{"help", "conformance help", "this list", nil},
+}
+
+func helpCmd(w io.Writer) int {
+	fmt.Fprintln(w, "conformance: test implementations of the surface specification (spec/README.md)")
+	for _, c := range commands {
+		fmt.Fprintf(w, "\n  %-44s %s\n", c.usage, c.what)
+		if c.flags == nil {
+			continue
+		}
+		c.flags().VisitAll(func(f *flag.Flag) {
+			name := "--" + f.Name
+			if f.DefValue != "" && f.DefValue != "false" {
+				name += "=" + f.DefValue
+			}
+			fmt.Fprintf(w, "      %-28s %s\n", name, f.Usage)
+		})
+	}
+	fmt.Fprintln(w, "\nexit status: 0 pass; 1 failures, or a run that proves nothing; 2 usage or runner error")
+	return 0
+}
+
+type runOptions struct {
+	execCmd, prefix, tier, rule, rerun, features, known, format, out, vectorsDir *string
+	useModel, fix, verbose                                                       *bool
+	timeout                                                                      *time.Duration
+	maxTimeouts                                                                  *int
+}
+
+func runFlags() (*flag.FlagSet, runOptions) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var o runOptions
+	o.execCmd = fs.String("exec", "", "the testee: a shell command line run by /bin/sh -c (quoting works); or give its argv after --")
+	o.useModel = fs.Bool("model", false, "test the model instead of the built-in implementation")
+	o.prefix = fs.String("prefix", "", "only vectors whose id starts with this")
+	o.tier = fs.String("tier", "", "only vectors of this tier (required, recommended)")
+	o.rule = fs.String("rule", "", "only vectors that cover this rule (e.g. SURF-13)")
+	o.rerun = fs.String("rerun", "", "only the vectors that failed or errored in this earlier --format json report")
+	o.features = fs.String("feature", "", "only vectors needing no feature outside this comma-separated list")
+	o.known = fs.String("known-failures", "", "file of expected failures; a listed vector that passes, fails differently or is skipped fails the run")
+	o.fix = fs.Bool("fix", false, "rewrite the --known-failures file from this run's failures")
+	o.format = fs.String("format", "text", "output format: text, json or junit")
+	o.out = fs.String("out", "", "write the report to this file instead of stdout")
+	o.vectorsDir = fs.String("vectors", "", "read vector files from this directory instead of the embedded ones")
+	o.timeout = fs.Duration("timeout", 10*time.Second, "per-request timeout for an --exec testee")
+	o.maxTimeouts = fs.Int("max-timeouts", 3, "stop after this many vectors in a row time out")
+	o.verbose = fs.Bool("verbose", false, "print the whole failing step and the whole results wanted and got")
+	return fs, o
+}
+
+func runCmd(args []string, stdout, stderr io.Writer) int {
+	fs, o := runFlags()
 	fs.SetOutput(stderr)
-	execCmd := fs.String("exec", "", "run this command as the testee (it speaks spec/PROTOCOL.md on stdin/stdout)")
-	useModel := fs.Bool("model", false, "test the model instead of the built-in implementation")
-	prefix := fs.String("prefix", "", "only vectors whose id starts with this")
-	tier := fs.String("tier", "", "only vectors of this tier (required, recommended)")
-	features := fs.String("feature", "", "only vectors needing no feature outside this comma-separated list")
-	known := fs.String("known-failures", "", "file of expected failures; a listed vector that passes, fails differently or is skipped fails the run")
-	fix := fs.Bool("fix", false, "rewrite the --known-failures file from this run's failures")
-	format := fs.String("format", "text", "output format: text, json or junit")
-	out := fs.String("out", "", "write the report to this file instead of stdout")
-	vectorsDir := fs.String("vectors", "", "read vector files from this directory instead of the embedded ones")
-	timeout := fs.Duration("timeout", 10*time.Second, "per-request timeout for an --exec testee")
+	execCmd := o.execCmd
+	useModel, prefix, tier, features, known, fix, format, out, vectorsDir, timeout := o.useModel, o.prefix, o.tier, o.features, o.known, o.fix, o.format, o.out, o.vectorsDir, o.timeout
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	argv := fs.Args() // after --: the testee's argv
+	if len(argv) > 0 && *execCmd != "" {
+		fmt.Fprintln(stderr, "conformance: give the testee either --exec or an argv after --, not both")
 		return 2
 	}
 	vectors, err := loadVectors(*vectorsDir)
@@ -77,6 +134,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	var t conformance.Testee
 	switch {
+	case len(argv) > 0:
+		t = &conformance.Exec{Argv: argv, Timeout: *timeout, Log: stderr}
 	case *execCmd != "":
 		t = &conformance.Exec{Command: *execCmd, Timeout: *timeout, Log: stderr}
 	case *useModel:
@@ -85,7 +144,15 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		t = conformance.NewImplMachine()
 	}
 	defer t.Close()
-	opts := conformance.Options{Filter: conformance.Filter{Prefix: *prefix, Tier: *tier}, Progress: stderr}
+	opts := conformance.Options{Filter: conformance.Filter{Prefix: *prefix, Tier: *tier, Rule: *o.rule}, Progress: stderr, Verbose: *o.verbose, MaxTimeouts: *o.maxTimeouts}
+	if *o.rerun != "" {
+		ids, err := conformance.FailuresOf(*o.rerun)
+		if err != nil {
+			fmt.Fprintln(stderr, "conformance:", err)
+			return 2
+		}
+		opts.Filter.IDs = ids
+	}
 	if *features != "" {
 		opts.Filter.Features = strings.Split(*features, ",")
 	}
@@ -127,7 +194,10 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if *out != "" || *format != "text" {
 		c := rep.Counts()
-		fmt.Fprintf(stderr, "%d vectors: %d passed, %d failed, %d errored, %d skipped\n", len(rep.Outcomes), c["pass"], c["fail"], c["error"], c["skipped"])
+		fmt.Fprintf(stderr, "%d vectors: %d passed, %d failed, %d errored, %d skipped; conformance level: %s\n", len(rep.Outcomes), c["pass"], c["fail"], c["error"], c["skipped"], rep.Level())
+		for _, p := range rep.Problems {
+			fmt.Fprintln(stderr, "PROBLEM:", p)
+		}
 	}
 	if *fix && *known != "" {
 		if err := rep.WriteKnownFailures(*known); err != nil {
@@ -169,10 +239,14 @@ func loadVectors(dir string) ([]conformance.Vector, error) {
 	return all, nil
 }
 
-func testeeCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func testeeFlags() (*flag.FlagSet, *bool) {
 	fs := flag.NewFlagSet("testee", flag.ContinueOnError)
+	return fs, fs.Bool("model", false, "serve the model instead of the built-in implementation")
+}
+
+func testeeCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs, useModel := testeeFlags()
 	fs.SetOutput(stderr)
-	useModel := fs.Bool("model", false, "serve the model instead of the built-in implementation")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -189,14 +263,29 @@ func testeeCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func randomCmd(args []string, stdout, stderr io.Writer) int {
+type randomOptions struct {
+	n, steps *int
+	seed     *int64
+}
+
+func randomFlags() (*flag.FlagSet, randomOptions) {
 	fs := flag.NewFlagSet("random", flag.ContinueOnError)
+	return fs, randomOptions{
+		n:     fs.Int("n", 300, "number of random sequences"),
+		seed:  fs.Int64("seed", 0, "gopter seed (0: the clock)"),
+		steps: fs.Int("steps", 200, "most steps per sequence"),
+	}
+}
+
+func randomCmd(args []string, stdout, stderr io.Writer) int {
+	fs, o := randomFlags()
 	fs.SetOutput(stderr)
-	n := fs.Int("n", 300, "number of random sequences")
-	seed := fs.Int64("seed", time.Now().UnixNano(), "gopter seed")
-	steps := fs.Int("steps", 200, "most steps per sequence")
+	n, seed, steps := o.n, o.seed, o.steps
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *seed == 0 {
+		*seed = time.Now().UnixNano()
 	}
 	fmt.Fprintf(stdout, "random differential check, impl vs model (seed %d)\n", *seed)
 	r := ops.RandomCheck(*n, *seed, *steps)

@@ -33,6 +33,18 @@ func TestRunExitCodes(t *testing.T) {
 	if code, _ := call("nonsense"); code != 2 {
 		t.Fatalf("bad command: %d", code)
 	}
+	if code, out := call("run", "--prefix", "no.such.vector"); code != 1 || !strings.Contains(out, "no vector was selected") {
+		t.Fatalf("a run selecting nothing: %d\n%s", code, out)
+	}
+	if code, out := call("run", "--rule", "SURF-13"); code != 0 || !strings.Contains(out, "conformance level: ") {
+		t.Fatalf("run --rule: %d\n%s", code, out)
+	}
+	if code, _ := call("run", "--exec", "x", "--", "y"); code != 2 {
+		t.Fatalf("--exec and an argv: %d", code)
+	}
+	if code, out := call("help"); code != 0 || !strings.Contains(out, "--rerun") || !strings.Contains(out, "validate") {
+		t.Fatalf("help: %d\n%s", code, out)
+	}
 	if code, out := call("random", "-n", "20", "-seed", "7"); code != 0 || !strings.Contains(out, "PASS") {
 		t.Fatalf("random: %d\n%s", code, out)
 	}

@@ -28,12 +28,24 @@ const (
 // in one pass linear in the log's size (STORE-12). It never changes the
 // files. With --model the model checks each log too (its rescans make it
 // quadratic: for small logs) and must reach the same verdict.
-func validateCmd(args []string, stdout, stderr io.Writer) int {
+type validateOptions struct {
+	sessionID, progressMode *string
+	withModel               *bool
+}
+
+func validateFlags(stderr io.Writer) (*flag.FlagSet, validateOptions) {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	sessionID := fs.String("session", "", "SQLite: only this session (default: every session)")
-	withModel := fs.Bool("model", false, "also check each log with the model (quadratic: small logs only) and require the same verdict")
-	progressMode := fs.String("progress", "auto", "progress bar on stderr: auto (on a terminal, for runs over a second), always, never")
+	return fs, validateOptions{
+		sessionID:    fs.String("session", "", "SQLite: only this session (default: every session)"),
+		withModel:    fs.Bool("model", false, "also check each log with the model (quadratic: small logs only) and require the same verdict"),
+		progressMode: fs.String("progress", "auto", "progress bar on stderr: auto (on a terminal, for runs over a second), always, never"),
+	}
+}
+
+func validateCmd(args []string, stdout, stderr io.Writer) int {
+	fs, o := validateFlags(stderr)
+	sessionID, withModel, progressMode := o.sessionID, o.withModel, o.progressMode
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: conformance validate [--session ID] [--model] [--progress auto|always|never] FILE...")
 		fmt.Fprintln(stderr, "exit status: 0 every log valid, 1 a log breaks a rule, 2 usage or input error")
