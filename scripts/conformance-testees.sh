@@ -43,9 +43,10 @@ real "TypeScript testee" --exec "node conformance/testees/ts/dist/testee.js"
 for m in "${mutants[@]}"; do
   report=$("$bin/conformance" run --exec "$bin/mutant-$m testee" --format json 2>/dev/null)
   code=$?
-  first=$(printf '%s' "$report" | grep -m1 -B1 '"status": "fail"' | grep -o '"id": "[^"]*"' | cut -d'"' -f4)
+  # The report lists outcomes in order; an outcome's "id" comes first.
+  first=$(printf '%s' "$report" | grep -E '"(id|status)":' | grep -B1 -m1 '"status": "fail"' | grep -o '"id": "[^"]*"' | cut -d'"' -f4)
   fails=$(printf '%s' "$report" | grep -c '"status": "fail"')
-  if [ "$code" -eq 1 ] && [ -n "$first" ]; then
+  if [ "$code" -eq 1 ] && [ "$fails" -gt 0 ]; then
     echo "CAUGHT mutant $m: $fails vectors fail, first $first"
   else
     echo "MISSED mutant $m (exit $code)"; status=1
