@@ -2,6 +2,7 @@ package main
 
 import (
 	"database/sql"
+	"fmt"
 
 	"bytes"
 	"encoding/json"
@@ -152,4 +153,34 @@ func snapshot(t *testing.T, dir string) string {
 		b.WriteString(e.Name() + "\x00" + string(data) + "\x00")
 	}
 	return b.String()
+}
+
+// TestValidatePostgres: STORE-12, STORE-13. validate reads a Postgres
+// store's sessions by URL, one session with --session; an unknown session
+// is an input error.
+func TestValidatePostgres(t *testing.T) {
+	url := os.Getenv("SURFACE_PG_URL")
+	if url == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but SURFACE_PG_URL is not set")
+		}
+		t.Skip("no SURFACE_PG_URL: start one with scripts/pg.sh")
+	}
+	schema := fmt.Sprintf("validate_%d", os.Getpid())
+	st, err := persist.OpenPostgres(url, persist.Header{ID: "v1"}, persist.WithPostgresSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, _ := persist.Resume(st)
+	s.Append(event.TypeTurnStart, json.RawMessage(`{"turn":1,"trigger":{"kind":"message"}}`), nil)
+	s.Close()
+	if code, out := call("validate", "--pg-schema", schema, url); code != 0 || !strings.Contains(out, `session "v1": OK 1 events`) {
+		t.Fatalf("validate postgres: %d\n%s", code, out)
+	}
+	if code, out := call("validate", "--pg-schema", schema, "--session", "nobody", url); code != 2 {
+		t.Fatalf("unknown session: %d\n%s", code, out)
+	}
+	if code, out := call("validate", "--pg-schema", schema+"_none", url); code != 2 || !strings.Contains(out, "no sessions") {
+		t.Fatalf("no sessions: %d\n%s", code, out)
+	}
 }

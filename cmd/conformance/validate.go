@@ -8,6 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/persist"
@@ -29,15 +31,16 @@ const (
 // files. With --model the model checks each log too (its rescans make it
 // quadratic: for small logs) and must reach the same verdict.
 type validateOptions struct {
-	sessionID, progressMode *string
-	withModel               *bool
+	sessionID, progressMode, pgSchema *string
+	withModel                         *bool
 }
 
 func validateFlags(stderr io.Writer) (*flag.FlagSet, validateOptions) {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	return fs, validateOptions{
-		sessionID:    fs.String("session", "", "SQLite: only this session (default: every session)"),
+		sessionID:    fs.String("session", "", "SQLite or Postgres: only this session (default: every session)"),
+		pgSchema:     fs.String("pg-schema", "surface", "Postgres: the schema that holds the store's tables"),
 		withModel:    fs.Bool("model", false, "also check each log with the model (quadratic: small logs only) and require the same verdict"),
 		progressMode: fs.String("progress", "auto", "progress bar on stderr: auto (on a terminal, for runs over a second), always, never"),
 	}
@@ -47,13 +50,14 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 	fs, o := validateFlags(stderr)
 	sessionID, withModel, progressMode := o.sessionID, o.withModel, o.progressMode
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: conformance validate [--session ID] [--model] [--progress auto|always|never] FILE...")
+		fmt.Fprintln(stderr, "usage: conformance validate [--session ID] [--model] [--progress auto|always|never] FILE|POSTGRES-URL...")
 		fmt.Fprintln(stderr, "exit status: 0 every log valid, 1 a log breaks a rule, 2 usage or input error")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return validInput
 	}
+	pgSchema = *o.pgSchema
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return validInput
@@ -70,8 +74,15 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
-// validatePath checks one file and returns its exit status.
+// pgSchema is the --pg-schema of the run.
+var pgSchema = "surface"
+
+// validatePath checks one file (or Postgres database) and returns its exit
+// status.
 func validatePath(path, sessionID string, withModel bool, prog *progress, stdout io.Writer) int {
+	if strings.HasPrefix(path, "postgres://") || strings.HasPrefix(path, "postgresql://") {
+		return validatePostgres(path, sessionID, withModel, prog, stdout)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		fmt.Fprintf(stdout, "%s: ERROR %v\n", path, err)
@@ -154,6 +165,40 @@ func validateSQLite(path, sessionID string, withModel bool, prog *progress, stdo
 			continue
 		}
 		status = max(status, checkLog(name, events, withModel, prog, stdout, ""))
+	}
+	return status
+}
+
+// validatePostgres checks the sessions of a Postgres store's database.
+func validatePostgres(url, sessionID string, withModel bool, prog *progress, stdout io.Writer) int {
+	name := "postgres"
+	ids, err := persist.PostgresSessions(url, persist.WithPostgresSchema(pgSchema))
+	if err != nil {
+		fmt.Fprintf(stdout, "%s: ERROR %s\n", name, err)
+		return validInput
+	}
+	if len(ids) == 0 {
+		fmt.Fprintf(stdout, "%s: ERROR the database has no sessions (in schema %q)\n", name, pgSchema)
+		return validInput
+	}
+	if sessionID != "" {
+		if !slices.Contains(ids, sessionID) {
+			fmt.Fprintf(stdout, "%s: ERROR no session %q in the database\n", name, sessionID)
+			return validInput
+		}
+		ids = []string{sessionID}
+	}
+	status := validOK
+	for _, id := range ids {
+		label := fmt.Sprintf("%s session %q", name, id)
+		prog.phase("reading "+label, -1)
+		events, err := persist.ReadPostgres(url, id, persist.WithPostgresSchema(pgSchema))
+		if err != nil {
+			fmt.Fprintf(stdout, "%s: INVALID %s\n", label, err)
+			status = max(status, exitFor(err))
+			continue
+		}
+		status = max(status, checkLog(label, events, withModel, prog, stdout, ""))
 	}
 	return status
 }

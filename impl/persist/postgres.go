@@ -1,0 +1,370 @@
+package persist
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/surfacelog/surface/impl/event"
+)
+
+// PostgresSchemaVersion is the version of the Postgres store's tables,
+// kept in the table schema_version of its Postgres schema. A database
+// holding another version is rejected on open (persist.schema_version):
+// bump and reject, no migration, as for SQLite (STORE-5, STORE-13).
+const PostgresSchemaVersion = 1
+
+// pgTables creates the store's tables in the Postgres schema %s. They
+// mirror the SQLite schema (STORE-5), with the ignorable envelope member as
+// a column of events.
+const pgTables = `
+CREATE TABLE %[1]s.schema_version (version INTEGER NOT NULL);
+CREATE TABLE %[1]s.sessions (
+  id             TEXT PRIMARY KEY,
+  version        INTEGER NOT NULL,
+  created_at     BIGINT NOT NULL,
+  cwd            TEXT,
+  parent_session TEXT,
+  seed_length    BIGINT
+);
+CREATE TABLE %[1]s.events (
+  session_id        TEXT NOT NULL REFERENCES %[1]s.sessions(id) ON DELETE CASCADE,
+  seq               BIGINT NOT NULL,
+  type              TEXT NOT NULL,
+  time              BIGINT NOT NULL,
+  data              TEXT NOT NULL,
+  source_event_seqs TEXT,
+  surface_op        TEXT,
+  ignorable         BOOLEAN NOT NULL DEFAULT FALSE,
+  PRIMARY KEY (session_id, seq)
+);`
+
+// PostgresOption configures a Postgres store.
+type PostgresOption func(*Postgres)
+
+// WithPostgresSchema sets the Postgres schema (namespace) of the store's
+// tables (default "surface").
+func WithPostgresSchema(name string) PostgresOption { return func(p *Postgres) { p.schema = name } }
+
+// Postgres is the session log of one session in a PostgreSQL database,
+// shared by many writers on many machines (STORE-13): a session is held by
+// one writer at a time through a session-level advisory lock on the
+// store's connection, every append is one transaction (acknowledged once
+// committed, with the server's synchronous_commit), and the primary key
+// (session_id, seq) makes a writer that raced another fail with
+// persist.conflict, so nothing is lost or interleaved.
+type Postgres struct {
+	mu     sync.Mutex
+	url    string
+	schema string
+	conn   *pgx.Conn
+	header Header
+	log    *event.Log
+	loaded int
+	next   int64
+	closed bool
+	broken error // set when an append's outcome is unknown
+}
+
+const pgTimeout = 30 * time.Second
+
+func pgCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), pgTimeout)
+}
+
+// OpenPostgres connects to the database at url (a libpq URL or DSN) and
+// opens the session header.ID for writing, creating the store's tables
+// when the schema does not exist and the session when the database does
+// not have it. It takes the session's lock (STORE-4, STORE-13): a second
+// writer, anywhere, gets persist.locked until this store is closed. It
+// reads the session's events in one streamed query.
+func OpenPostgres(url string, header Header, opts ...PostgresOption) (*Postgres, error) {
+	p := &Postgres{url: url, schema: "surface"}
+	for _, o := range opts {
+		o(p)
+	}
+	ctx, cancel := pgCtx()
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, ioError(err, "connect to the Postgres database")
+	}
+	p.conn = conn
+	if err := p.open(ctx, header); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *Postgres) ident() string { return pgx.Identifier{p.schema}.Sanitize() }
+
+func (p *Postgres) open(ctx context.Context, header Header) error {
+	if err := ensurePgSchema(ctx, p.conn, p.schema); err != nil {
+		return err
+	}
+	var got bool
+	if err := p.conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended($1, 0))`, p.schema+"/"+header.ID).Scan(&got); err != nil {
+		return ioError(err, "lock session %q", header.ID)
+	}
+	if !got {
+		return event.Errorf(event.CodePersistLocked, -1, "session %q is held by another writer", header.ID)
+	}
+	if err := p.loadHeader(ctx, header); err != nil {
+		return err
+	}
+	l, err := readPostgresLog(ctx, p.conn, p.schema, p.header.ID)
+	p.log, p.loaded, p.next = l, l.Len(), int64(l.Len())
+	return err
+}
+
+// ensurePgSchema creates the store's schema and tables when the schema
+// does not exist, and otherwise checks their version (STORE-13).
+func ensurePgSchema(ctx context.Context, conn *pgx.Conn, schema string) error {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return ioError(err, "begin")
+	}
+	defer tx.Rollback(ctx)
+	// Writers racing to create the schema wait for each other.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('surface schema ' || $1, 0))`, schema); err != nil {
+		return ioError(err, "lock the schema")
+	}
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)`, schema).Scan(&exists); err != nil {
+		return ioError(err, "look up schema %q", schema)
+	}
+	id := pgx.Identifier{schema}.Sanitize()
+	if !exists {
+		if _, err := tx.Exec(ctx, `CREATE SCHEMA `+id); err != nil {
+			return ioError(err, "create schema %q", schema)
+		}
+		if _, err := tx.Exec(ctx, sprintf(pgTables, id)); err != nil {
+			return ioError(err, "create the tables")
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO `+id+`.schema_version (version) VALUES ($1)`, PostgresSchemaVersion); err != nil {
+			return ioError(err, "stamp the schema version")
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return ioError(err, "commit the schema")
+		}
+		return nil
+	}
+	var tables int
+	if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = $1 AND table_name IN ('schema_version', 'sessions', 'events')`, schema).Scan(&tables); err != nil {
+		return ioError(err, "read schema %q", schema)
+	}
+	if tables != 3 {
+		return event.Errorf(event.CodePersistNotASession, -1, "Postgres schema %q exists without the session tables; it was left as it is (choose another with WithPostgresSchema)", schema)
+	}
+	var version int64
+	if err := tx.QueryRow(ctx, `SELECT version FROM `+id+`.schema_version`).Scan(&version); err != nil {
+		return event.Errorf(event.CodePersistSchemaVersion, -1, "Postgres schema %q has no readable version: %v", schema, err)
+	}
+	if version != PostgresSchemaVersion {
+		return event.Errorf(event.CodePersistSchemaVersion, -1, "Postgres schema %q has version %d, this build uses exactly %d", schema, version, PostgresSchemaVersion)
+	}
+	return nil
+}
+
+func sprintf(format, id string) string {
+	out := make([]byte, 0, len(format)+8*len(id))
+	for i := 0; i < len(format); i++ {
+		if i+4 < len(format) && format[i:i+5] == "%[1]s" {
+			out = append(out, id...)
+			i += 4
+			continue
+		}
+		out = append(out, format[i])
+	}
+	return string(out)
+}
+
+func (p *Postgres) loadHeader(ctx context.Context, want Header) error {
+	var h Header
+	var cwd, parent *string
+	var seedLength *int64
+	err := p.conn.QueryRow(ctx, `SELECT id, version, created_at, cwd, parent_session, seed_length FROM `+p.ident()+`.sessions WHERE id = $1`, want.ID).
+		Scan(&h.ID, &h.Version, &h.CreatedAt, &cwd, &parent, &seedLength)
+	if errors.Is(err, pgx.ErrNoRows) {
+		want.Version = SessionFormatVersion
+		_, err = p.conn.Exec(ctx, `INSERT INTO `+p.ident()+`.sessions (id, version, created_at, cwd, parent_session, seed_length) VALUES ($1, $2, $3, $4, $5, $6)`,
+			want.ID, want.Version, want.CreatedAt, nullString(want.Cwd), nullString(want.ParentSession), want.SeedLength)
+		if err != nil {
+			return ioError(err, "create session %q", want.ID)
+		}
+		p.header = want
+		return nil
+	}
+	if err != nil {
+		return ioError(err, "read session %q", want.ID)
+	}
+	if h.Version != SessionFormatVersion {
+		return event.Errorf(event.CodePersistFormatVersion, -1, "session %q has format version %d, this build reads %d", h.ID, h.Version, SessionFormatVersion)
+	}
+	if cwd != nil {
+		h.Cwd = *cwd
+	}
+	if parent != nil {
+		h.ParentSession = *parent
+	}
+	h.SeedLength = seedLength
+	p.header = h
+	return nil
+}
+
+// readPostgresLog reads one session's events in one streamed query into an
+// event.Log (one scan of each row's data).
+func readPostgresLog(ctx context.Context, conn *pgx.Conn, schema, sessionID string) (*event.Log, error) {
+	var d event.Decoder
+	id := pgx.Identifier{schema}.Sanitize()
+	var last *int64
+	if conn.QueryRow(ctx, `SELECT MAX(seq) FROM `+id+`.events WHERE session_id = $1`, sessionID).Scan(&last) == nil && last != nil && *last >= 0 && *last < 1<<31 {
+		d.Grow(int(*last) + 1)
+	}
+	rows, err := conn.Query(ctx, `SELECT seq, type, time, data, source_event_seqs, surface_op, ignorable FROM `+id+`.events WHERE session_id = $1 ORDER BY seq`, sessionID)
+	if err != nil {
+		return d.Log(), ioError(err, "read the events of session %q", sessionID)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		vals := rows.RawValues() // text columns in text format; shared until Next
+		var seq, t int64
+		var ignorable bool
+		if err := rows.Scan(&seq, nil, &t, nil, nil, nil, &ignorable); err != nil {
+			return d.Log(), event.Errorf(event.CodePersistCorrupt, -1, "a row of session %q: %v", sessionID, err)
+		}
+		d.DecodeParts(vals[1], seq, t, vals[3], vals[4], vals[5], ignorable)
+	}
+	if err := rows.Err(); err != nil {
+		return d.Log(), ioError(err, "read the events of session %q", sessionID)
+	}
+	return d.Log(), nil
+}
+
+// Header implements Store.
+func (p *Postgres) Header() Header { return p.header }
+
+// Events implements Store: the events loaded at open, until Resume hands
+// them to the session.
+func (p *Postgres) Events() []event.Event { return p.log.Events() }
+
+func (p *Postgres) takeLog() *event.Log { return p.log }
+func (p *Postgres) releaseLog()         { p.log = nil }
+
+func (p *Postgres) location(index int) string {
+	return "Postgres session " + strconv.Quote(p.header.ID) + ", row of seq " + strconv.Itoa(index)
+}
+
+// Report implements Store.
+func (p *Postgres) Report() LoadReport { return LoadReport{Events: p.loaded} }
+
+// Append implements Store: one INSERT, its own transaction, acknowledged
+// once committed. When another writer stored the seq first, the primary
+// key refuses it: persist.conflict. When the outcome cannot be known (the
+// connection broke), the store refuses further appends (persist.closed):
+// reopen it to read what was committed.
+func (p *Postgres) Append(e event.Event) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || p.broken != nil {
+		return event.Errorf(event.CodePersistClosed, e.Seq, "Postgres store of session %q is closed or failed earlier: %v", p.header.ID, p.broken)
+	}
+	if e.Seq != p.next {
+		return event.Errorf(event.CodePersistConflict, e.Seq, "session %q holds %d events: event %d is not the next one (two sessions write through one store?)", p.header.ID, p.next, e.Seq)
+	}
+	sources, op := markerColumns(&e)
+	ctx, cancel := pgCtx()
+	defer cancel()
+	_, err := p.conn.Exec(ctx, `INSERT INTO `+p.ident()+`.events (session_id, seq, type, time, data, source_event_seqs, surface_op, ignorable) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		p.header.ID, e.Seq, string(e.Type), e.Time, string(e.Data), sources, op, e.Ignorable)
+	if err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "23505" { // unique_violation
+			return &event.Error{Code: event.CodePersistConflict, Index: -1, Seq: e.Seq, Detail: "event " + strconv.FormatInt(e.Seq, 10) + " of session " + strconv.Quote(p.header.ID) + " is already stored: another writer got there first", Cause: err}
+		}
+		if pgconn.SafeToRetry(err) || errors.As(err, &pe) {
+			return ioError(err, "insert event %d", e.Seq) // not committed
+		}
+		p.broken = err
+		return ioError(err, "insert event %d (outcome unknown: the store refuses further appends)", e.Seq)
+	}
+	p.next++
+	return nil
+}
+
+// Sync implements Store: every acknowledged append is already committed.
+func (p *Postgres) Sync() error { return nil }
+
+// Close implements Store: it releases the session's lock.
+func (p *Postgres) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	defer detach(p)
+	ctx, cancel := pgCtx()
+	defer cancel()
+	if err := p.conn.Close(ctx); err != nil {
+		return ioError(err, "close the Postgres connection")
+	}
+	return nil
+}
+
+// crash drops the connection without a word, as a killed process would.
+func (p *Postgres) crash() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	p.conn.PgConn().Conn().Close()
+	detach(p)
+}
+
+// PostgresSessions lists the session ids of the database at url (schema
+// "surface" unless given), sorted; none when the schema does not exist.
+func PostgresSessions(url string, opts ...PostgresOption) ([]string, error) {
+	p := &Postgres{schema: "surface"}
+	for _, o := range opts {
+		o(p)
+	}
+	ctx, cancel := pgCtx()
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, ioError(err, "connect to the Postgres database")
+	}
+	defer conn.Close(context.Background())
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'sessions')`, p.schema).Scan(&exists); err != nil || !exists {
+		return nil, err
+	}
+	rows, err := conn.Query(ctx, `SELECT id FROM `+p.ident()+`.sessions ORDER BY id`)
+	if err != nil {
+		return nil, ioError(err, "list sessions")
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+// ReadPostgres reads the events of one session without locking it.
+func ReadPostgres(url, sessionID string, opts ...PostgresOption) ([]event.Event, error) {
+	p := &Postgres{schema: "surface"}
+	for _, o := range opts {
+		o(p)
+	}
+	ctx, cancel := pgCtx()
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, ioError(err, "connect to the Postgres database")
+	}
+	defer conn.Close(context.Background())
+	l, err := readPostgresLog(ctx, conn, p.schema, sessionID)
+	return l.Events(), err
+}
