@@ -7,35 +7,48 @@
 (* surface by a marker: "append" puts it at the tail; a replace of the     *)
 (* inclusive range [start, end] of surface nodes puts it in their place,   *)
 (* and its sources must cover every node it shadows (spec/README.md,       *)
-(* SURF-10 to SURF-15). Shadowed events stay in the log. The surface is    *)
-(* a function of the log: folding the log from the start gives the same    *)
-(* surface as maintaining it step by step (SURF-25), which is what makes   *)
-(* seed, resume and replay deterministic.                                  *)
+(* SURF-6 to SURF-15). A candidate that breaks a rule is rejected and      *)
+(* changes nothing (SURF-17). Shadowed events stay in the log. The surface *)
+(* is a function of the log: folding the log from the start gives the same *)
+(* surface as maintaining it step by step (SURF-25).                       *)
+(*                                                                         *)
+(* A compaction (COMP-1 to COMP-4) takes a lock recorded in the log (a     *)
+(* start event), folds a range whose edges no unanswered tool call crosses *)
+(* into one summary node, and releases the lock (an end event); or it is   *)
+(* aborted (an end event alone).                                           *)
 (*                                                                         *)
 (* A crash loses the in-memory surface but no acknowledged event. Recovery *)
-(* folds the log again (a seed) and repairs it: if the last turn is open,  *)
-(* it appends a tool result for every call still pending whose assistant   *)
-(* message is still on the surface, and an interrupted turn end            *)
-(* (REP-1 to REP-5).                                                       *)
+(* folds the log again and repairs it: the end of an open compaction, a    *)
+(* tool result for every call still pending whose assistant message is    *)
+(* still on the surface, a step end for an open step, and an interrupted   *)
+(* turn end (REP-1 to REP-6). A crash may also come in the middle of       *)
+(* writing the closers; recovering again appends exactly the rest.         *)
 (*                                                                         *)
-(* The events are abstracted to what the surface and repair look at:       *)
-(*   "user"   a message node (user/message, context/message, ...)          *)
-(*   "asst"   an assistant/message node; call # 0 when it asks for a tool  *)
-(*   "result" a tool/result node for call                                  *)
-(*   "call"   a tool/call (not a node)                                     *)
-(*   "tstart", "tend"  turn boundaries (not nodes)                         *)
+(* The events are abstracted to what the surface, repair and compaction    *)
+(* look at:                                                                *)
+(*   "user"    a message node (user/message, context/message, ...)         *)
+(*   "summary" the node a compaction writes (a user/message)               *)
+(*   "asst"    an assistant/message node; call # 0 when it calls a tool    *)
+(*   "result"  a tool/result node for call                                 *)
+(*   "call"    a tool/call (not a node)                                    *)
+(*   "tstart", "tend", "sstart", "send"  turn and step boundaries          *)
+(*   "cstart", "cend"  a compaction's start and end events                 *)
 (* Seqs are 0-based, as in the implementation: the event at seq s is       *)
 (* log[s + 1].                                                             *)
 (*                                                                         *)
+(* Bug plants one deliberately wrong edit ("none" in the real configs):    *)
+(* the invariants must catch each (MCBug*.cfg, tla/explore).               *)
+(*                                                                         *)
 (* The Go bounded explorer (tla/explore) implements these same actions,    *)
 (* checks the same invariants against model/, and must find exactly the    *)
-(* number of distinct states TLC finds (tla/counts.json).                  *)
+(* states TLC finds (their number and a digest of the set, counts.json).   *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets
 
 CONSTANTS
     MaxEvents,  \* ordinary actions stop at this log length (repair may go past it)
-    Calls       \* the tool-call ids, a set of positive naturals
+    Calls,      \* the tool-call ids, a set of positive naturals
+    Bug         \* "none", or one planted wrong edit (see below)
 
 VARIABLES
     log,        \* the event log, a sequence of Event
@@ -45,17 +58,21 @@ VARIABLES
 
 vars == <<log, surface, shadowed, crashed>>
 
-Types == {"user", "asst", "result", "call", "tstart", "tend"}
-NodeTypes == {"user", "asst", "result"}
+Types == {"user", "summary", "asst", "result", "call", "tstart", "tend", "sstart", "send", "cstart", "cend"}
+NodeTypes == {"user", "summary", "asst", "result"}
 Ops == [kind: {"none", "append"}, start: {0}, end: {0}]
          \cup [kind: {"replace"}, start: Nat, end: Nat]
 Event == [t: Types, op: Ops, src: SUBSET Nat, call: Calls \cup {0}]
 
 NoOp == [kind |-> "none", start |-> 0, end |-> 0]
 AppendOp == [kind |-> "append", start |-> 0, end |-> 0]
+ReplaceOp(a, b) == [kind |-> "replace", start |-> a, end |-> b]
+Ev(t, op, src, c) == [t |-> t, op |-> op, src |-> src, call |-> c]
 
 Range(s) == {s[i] : i \in DOMAIN s}
 IndexOf(s, x) == CHOOSE i \in DOMAIN s : s[i] = x
+Max(S) == CHOOSE x \in S : \A y \in S : x >= y
+Min(S) == CHOOSE x \in S : \A y \in S : x =< y
 
 (***************************************************************************)
 (* The surface after one event at seq (SURF-10, SURF-11).                  *)
@@ -77,72 +94,136 @@ FoldN(l, n) == IF n = 0 THEN <<>> ELSE Apply(FoldN(l, n - 1), l[n], n - 1)
 Fold(l) == FoldN(l, Len(l))
 
 (***************************************************************************)
-(* Repair (REP-1 to REP-4).                                                *)
+(* Acceptance (SURF-6 to SURF-8, SURF-12 to SURF-14). A node carries a     *)
+(* marker and a non-node none (nor sources); a replace names two surface   *)
+(* nodes, start not after end, and its sources cover the range.            *)
 (***************************************************************************)
-Max(S) == CHOOSE x \in S : \A y \in S : x >= y
-Min(S) == CHOOSE x \in S : \A y \in S : x =< y
+MarkerOK(e) ==
+    \/ IF e.t \in NodeTypes THEN e.op.kind # "none" ELSE e.op.kind = "none" /\ e.src = {}
+    \/ Bug = "append_without_marker" /\ e.t \in NodeTypes /\ e.op.kind = "none"
 
+RangeOK(s, e) ==
+    e.op.kind = "replace" =>
+        /\ e.op.start \in Range(s)
+        /\ e.op.end \in Range(s)
+        /\ IndexOf(s, e.op.start) <= IndexOf(s, e.op.end) \/ Bug = "reversed_range"
+        /\ Range(Shadows(s, e.op)) \subseteq e.src
+
+Valid(s, e) == MarkerOK(e) /\ RangeOK(s, e)
+
+(***************************************************************************)
+(* Turns, steps, calls (REP-1, REP-2) and the compaction lock (COMP-2).    *)
+(***************************************************************************)
 OpenTurn(l) == \E i \in 1..Len(l) : l[i].t = "tstart" /\ \A k \in i + 1..Len(l) : l[k].t # "tend"
-TurnStartAt(l) == Max({i \in 1..Len(l) : l[i].t = "tstart"})
-
-(* Positions, within the open turn, of the messages registering call c. *)
-Regs(l, c) == {k \in TurnStartAt(l) + 1..Len(l) : l[k].t = "asst" /\ l[k].call = c}
-Registered(l) == {c \in Calls : Regs(l, c) # {}}
+TurnStartAt(l) == Max({0} \cup {i \in 1..Len(l) : l[i].t = "tstart"})
+StepOpen(l) == OpenTurn(l) /\ \E i \in TurnStartAt(l) + 1..Len(l) : l[i].t = "sstart" /\ \A k \in i + 1..Len(l) : l[k].t # "send"
+(* Calls count from the open turn's start or its last step end. *)
+CallsFrom(l) == Max({TurnStartAt(l)} \cup {i \in TurnStartAt(l) + 1..Len(l) : l[i].t = "send"})
+Regs(l, c) == {k \in CallsFrom(l) + 1..Len(l) : l[k].t = "asst" /\ l[k].call = c}
 (* A call is pending when no result for it follows its last registration. *)
-Pending(l) == {c \in Registered(l) :
+Pending(l) == IF ~OpenTurn(l) THEN {} ELSE
+              {c \in Calls : Regs(l, c) # {} /\
                  \A k \in Max(Regs(l, c)) + 1..Len(l) : ~(l[k].t = "result" /\ l[k].call = c)}
 CallPositions(l, c) == {k \in Max(Regs(l, c)) + 1..Len(l) : l[k].t = "call" /\ l[k].call = c}
 CallSources(l, c) == IF CallPositions(l, c) = {} THEN {} ELSE {Max(CallPositions(l, c)) - 1}
 Host(l, c) == Max(Regs(l, c)) - 1
+FirstReg(l, c) == Min(Regs(l, c))
 
+Locked(l) == \E i \in 1..Len(l) : l[i].t = "cstart" /\ \A k \in i + 1..Len(l) : l[k].t # "cend"
+
+(* Tool pairing over the surface (COMP-4): the unanswered calls of c after
+   the first k nodes; a result answers one open call, or none. *)
+NodeAt(l, s, p) == l[s[p] + 1]
+RECURSIVE OpenCalls(_, _, _, _)
+OpenCalls(l, s, c, k) ==
+    IF k = 0 THEN 0
+    ELSE LET n == OpenCalls(l, s, c, k - 1)
+             e == NodeAt(l, s, k)
+         IN IF e.t = "asst" /\ e.call = c THEN n + 1
+            ELSE IF e.t = "result" /\ e.call = c /\ n > 0 THEN n - 1 ELSE n
+BalancedCut(l, s, k) == \A c \in Calls : OpenCalls(l, s, c, k) = 0
+
+(***************************************************************************)
+(* Repair (REP-1 to REP-6).                                                *)
+(***************************************************************************)
 (* The pending calls in the order of their first registration. *)
 RECURSIVE Ordered(_, _)
 Ordered(l, S) == IF S = {} THEN <<>>
-                 ELSE LET c == CHOOSE x \in S : \A y \in S : Min(Regs(l, x)) =< Min(Regs(l, y))
+                 ELSE LET c == CHOOSE x \in S : \A y \in S : FirstReg(l, x) =< FirstReg(l, y)
                       IN <<c>> \o Ordered(l, S \ {c})
+
+RECURSIVE Reverse(_)
+Reverse(q) == IF q = <<>> THEN <<>> ELSE Reverse(Tail(q)) \o <<Head(q)>>
 
 RECURSIVE ResultsFor(_, _, _)
 ResultsFor(l, s, cs) ==
     IF cs = <<>> THEN <<>>
     ELSE LET c == Head(cs)
              rest == ResultsFor(l, s, Tail(cs))
-         IN IF Host(l, c) \in Range(s)
-            THEN <<[t |-> "result", op |-> AppendOp, src |-> CallSources(l, c), call |-> c]>> \o rest
+         IN IF Host(l, c) \in Range(s) \/ Bug = "close_shadowed_call"
+            THEN <<Ev("result", AppendOp, CallSources(l, c), c)>> \o rest
             ELSE rest   \* REP-4: its assistant message was shadowed
 
 Closers(l, s) ==
-    IF ~OpenTurn(l) THEN <<>>
-    ELSE ResultsFor(l, s, Ordered(l, Pending(l))) \o <<[t |-> "tend", op |-> NoOp, src |-> {}, call |-> 0]>>
+    LET order == IF Bug = "closers_reversed" THEN Reverse(Ordered(l, Pending(l))) ELSE Ordered(l, Pending(l))
+        cend == IF Locked(l) THEN <<Ev("cend", NoOp, {}, 0)>> ELSE <<>>
+        turn == IF ~OpenTurn(l) THEN <<>>
+                ELSE ResultsFor(l, s, order)
+                     \o (IF StepOpen(l) THEN <<Ev("send", NoOp, {}, 0)>> ELSE <<>>)
+                     \o <<Ev("tend", NoOp, {}, 0)>>
+    IN IF Bug = "repair_closes_nothing" THEN <<>> ELSE cend \o turn
 
 (***************************************************************************)
 (* The actions.                                                            *)
 (***************************************************************************)
 Init == log = <<>> /\ surface = <<>> /\ shadowed = {} /\ crashed = FALSE
 
-(* Append one event (an acknowledged, durable append). *)
-EmitEvent(e) ==
+(* A candidate event: appended (acknowledged and durable) when it passes
+   every rule, else rejected with nothing changed (SURF-17). *)
+Offer(e) ==
     /\ ~crashed
     /\ Len(log) < MaxEvents
-    /\ log' = Append(log, e)
-    /\ surface' = Apply(surface, e, Len(log))
-    /\ UNCHANGED crashed
+    /\ IF Valid(surface, e)
+       THEN /\ log' = Append(log, e)
+            /\ surface' = Apply(surface, e, Len(log))
+            /\ shadowed' = IF e.op.kind = "replace" THEN shadowed \cup Range(Shadows(surface, e.op)) ELSE shadowed
+            /\ UNCHANGED crashed
+       ELSE UNCHANGED vars
 
-Emit(e) == EmitEvent(e) /\ UNCHANGED shadowed
+AppendUser == Offer(Ev("user", AppendOp, {}, 0))
+NoMarker == Offer(Ev("user", NoOp, {}, 0))          \* rejected: SURF-7
+MarkerOnCall == Offer(Ev("call", AppendOp, {}, 0))  \* rejected: SURF-6
+AppendAssistant(c) == OpenTurn(log) /\ Offer(Ev("asst", AppendOp, {}, c))
+AppendCall(c) == c \in Pending(log) /\ Offer(Ev("call", NoOp, {}, c))
+AppendResult(c) == c \in Pending(log) /\ Offer(Ev("result", AppendOp, {}, c))
+TurnStart == ~OpenTurn(log) /\ Offer(Ev("tstart", NoOp, {}, 0))
+TurnEnd == OpenTurn(log) /\ Offer(Ev("tend", NoOp, {}, 0))
+StepStart == OpenTurn(log) /\ ~StepOpen(log) /\ Offer(Ev("sstart", NoOp, {}, 0))
+StepEnd == StepOpen(log) /\ Offer(Ev("send", NoOp, {}, 0))
 
-AppendUser == Emit([t |-> "user", op |-> AppendOp, src |-> {}, call |-> 0])
-AppendAssistant(c) == OpenTurn(log) /\ Emit([t |-> "asst", op |-> AppendOp, src |-> {}, call |-> c])
-AppendCall(c) == OpenTurn(log) /\ c \in Pending(log) /\ Emit([t |-> "call", op |-> NoOp, src |-> {}, call |-> c])
-AppendResult(c) == OpenTurn(log) /\ c \in Pending(log) /\ Emit([t |-> "result", op |-> AppendOp, src |-> {}, call |-> c])
-TurnStart == ~OpenTurn(log) /\ Emit([t |-> "tstart", op |-> NoOp, src |-> {}, call |-> 0])
-TurnEnd == OpenTurn(log) /\ Emit([t |-> "tend", op |-> NoOp, src |-> {}, call |-> 0])
+(* A replace naming surface positions i and j, in either order, whose
+   sources are the nodes between them, or (short) all but the last. *)
+Replace(i, j, short) ==
+    LET lo == Min({i, j})
+        hi == Max({i, j})
+        src == Range(SubSeq(surface, lo, hi)) \ (IF short THEN {surface[hi]} ELSE {})
+    IN Offer(Ev("user", ReplaceOp(surface[i], surface[j]), src, 0))
 
-(* Replace surface positions i..j by a summary whose sources are exactly
-   the shadowed nodes (SURF-11 to SURF-14). *)
-Replace(i, j) ==
-    /\ 1 <= i /\ i <= j /\ j <= Len(surface)
-    /\ LET op == [kind |-> "replace", start |-> surface[i], end |-> surface[j]]
-       IN /\ EmitEvent([t |-> "user", op |-> op, src |-> Range(SubSeq(surface, i, j)), call |-> 0])
+(* Compaction: begin takes the lock (COMP-2, COMP-3); commit folds a range
+   with balanced edges into a summary node and ends it (COMP-4, COMP-5);
+   abort ends it (COMP-6). *)
+CompactBegin == ~Locked(log) /\ OpenTurn(log) /\ Offer(Ev("cstart", NoOp, {}, 0))
+CompactCommit(i, j) ==
+    /\ ~crashed
+    /\ Locked(log)
+    /\ Len(log) + 2 <= MaxEvents
+    /\ BalancedCut(log, surface, i - 1) /\ BalancedCut(log, surface, j)
+    /\ LET e == Ev("summary", ReplaceOp(surface[i], surface[j]), Range(SubSeq(surface, i, j)), 0)
+       IN /\ log' = log \o <<e, Ev("cend", NoOp, {}, 0)>>
+          /\ surface' = Apply(surface, e, Len(log))
           /\ shadowed' = shadowed \cup Range(SubSeq(surface, i, j))
+          /\ UNCHANGED crashed
+CompactAbort == Locked(log) /\ Offer(Ev("cend", NoOp, {}, 0))
 
 (* A seed rebuilds the surface from the whole log (SURF-18). *)
 Seed == ~crashed /\ surface' = Fold(log) /\ UNCHANGED <<log, shadowed, crashed>>
@@ -159,13 +240,25 @@ Recover ==
     /\ crashed' = FALSE
     /\ UNCHANGED shadowed
 
+(* A crash while the closers are written: the first k of them are in the
+   log, and the process is down again (REP-5). *)
+CrashMidRepair(k) ==
+    /\ crashed
+    /\ LET cl == Closers(log, Fold(log))
+       IN /\ k < Len(cl)
+          /\ log' = log \o SubSeq(cl, 1, k)
+    /\ UNCHANGED <<surface, shadowed, crashed>>
+
 Next ==
-    \/ AppendUser
+    \/ AppendUser \/ NoMarker \/ MarkerOnCall
     \/ \E c \in Calls \cup {0} : AppendAssistant(c)
     \/ \E c \in Calls : AppendCall(c) \/ AppendResult(c)
-    \/ TurnStart \/ TurnEnd
-    \/ \E i, j \in 1..MaxEvents : Replace(i, j)
+    \/ TurnStart \/ TurnEnd \/ StepStart \/ StepEnd
+    \/ \E i, j \in 1..Len(surface), short \in BOOLEAN : Replace(i, j, short)
+    \/ CompactBegin \/ CompactAbort
+    \/ \E i, j \in 1..Len(surface) : i <= j /\ CompactCommit(i, j)
     \/ Seed \/ Crash \/ Recover
+    \/ \E k \in 1..Cardinality(Calls) + 3 : CrashMidRepair(k)
 
 Spec == Init /\ [][Next]_vars
 
@@ -178,6 +271,10 @@ TypeOK ==
     /\ shadowed \subseteq Nat
     /\ crashed \in BOOLEAN
 
+(* SURF-6, SURF-7: every node carries a marker, and nothing else does. *)
+SURF6_7_Markers ==
+    \A k \in 1..Len(log) : (log[k].t \in NodeTypes) = (log[k].op.kind # "none")
+
 (* SURF-15: surface nodes are distinct, are events of the log, and are of
    a node type. *)
 SURF15_NodesDistinctInLog ==
@@ -187,10 +284,27 @@ SURF15_NodesDistinctInLog ==
 (* SURF-15: a shadowed node never returns. *)
 SURF15_NoResurrection == shadowed \cap Range(surface) = {}
 
+(* SURF-12, SURF-13: every replace named two nodes on the surface before
+   it, start not after end. *)
+SURF12_13_RangeOnSurface ==
+    \A k \in 1..Len(log) : log[k].op.kind = "replace" =>
+        LET s == FoldN(log, k - 1)
+        IN /\ log[k].op.start \in Range(s)
+           /\ log[k].op.end \in Range(s)
+           /\ IndexOf(s, log[k].op.start) <= IndexOf(s, log[k].op.end)
+
 (* SURF-14: every replace's sources cover the nodes it shadowed. *)
 SURF14_Coverage ==
     \A k \in 1..Len(log) : log[k].op.kind = "replace" =>
         Range(Shadows(FoldN(log, k - 1), log[k].op)) \subseteq log[k].src
+
+(* SURF-14, SURF-23: lineage. Every shadowed node is reachable through
+   sources from a node on the surface: nothing folded is lost. *)
+RECURSIVE Reach(_, _)
+Reach(l, S) == LET more == S \cup UNION {l[x + 1].src : x \in S}
+               IN IF more = S THEN S ELSE Reach(l, more)
+SURF14_23_Lineage ==
+    \A n \in shadowed : \E m \in Range(Fold(log)) : n \in Reach(log, {m}) \ {m}
 
 (* SURF-25: the surface kept step by step is the fold of the log. *)
 SURF25_SurfaceIsFold == ~crashed => surface = Fold(log)
@@ -201,13 +315,50 @@ REP3_ClosedOnce ==
         (k1 < k2 /\ log[k1].t = "result" /\ log[k2].t = "result" /\ log[k1].call = log[k2].call)
             => \E m \in k1 + 1..k2 - 1 : log[m].t = "tstart" \/ (log[m].t = "asst" /\ log[m].call = log[k1].call)
 
+(* COMP-2: a compaction never starts while another is open. *)
+COMP2_OneOpenCompaction ==
+    \A k1, k2 \in 1..Len(log) :
+        (k1 < k2 /\ log[k1].t = "cstart" /\ log[k2].t = "cstart") => \E m \in k1 + 1..k2 - 1 : log[m].t = "cend"
+
+(* COMP-4: a compaction's range never splits a tool call from its result. *)
+COMP4_Balanced ==
+    \A k \in 1..Len(log) : log[k].t = "summary" =>
+        LET s == FoldN(log, k - 1)
+        IN BalancedCut(log, s, IndexOf(s, log[k].op.start) - 1) /\ BalancedCut(log, s, IndexOf(s, log[k].op.end))
+
 (***************************************************************************)
 (* Properties of steps.                                                    *)
 (***************************************************************************)
 (* The log is append-only. *)
 AppendOnly == [][Len(log') >= Len(log) /\ SubSeq(log', 1, Len(log)) = log]_vars
 
-(* REP-1, REP-5: after recovery no turn is open, and repairing again would
-   append nothing. *)
-REP5_RecoveryCloses == [][Recover => (~OpenTurn(log') /\ Closers(log', surface') = <<>>)]_vars
+(* REP-3, REP-4, REP-6, said declaratively rather than by construction:
+   what a recovery appends (cl) is the end of an open compaction first;
+   one result per pending call whose assistant message is on the surface,
+   each once, in the order of first registration, with the tool/call as
+   source; a step end when a step is open; and the turn end last. *)
+ClosersExact(l, s, cl) ==
+    LET results == {i \in DOMAIN cl : cl[i].t = "result"}
+        expected == {c \in Pending(l) : Host(l, c) \in Range(s)}
+        n == IF Locked(l) THEN 1 ELSE 0
+    IN /\ Len(cl) = n + Cardinality(expected)
+                      + (IF StepOpen(l) THEN 1 ELSE 0) + (IF OpenTurn(l) THEN 1 ELSE 0)
+       /\ Locked(l) => cl[1] = Ev("cend", NoOp, {}, 0)
+       /\ results = n + 1..n + Cardinality(expected)
+       /\ {cl[i].call : i \in results} = expected
+       /\ \A i, j \in results : i < j => FirstReg(l, cl[i].call) < FirstReg(l, cl[j].call)
+       /\ \A i \in results : cl[i] = Ev("result", AppendOp, CallSources(l, cl[i].call), cl[i].call)
+       /\ StepOpen(l) => cl[Len(cl) - 1] = Ev("send", NoOp, {}, 0)
+       /\ OpenTurn(l) => cl[Len(cl)] = Ev("tend", NoOp, {}, 0)
+REP3_ClosersExact == [][Recover => ClosersExact(log, Fold(log), SubSeq(log', Len(log) + 1, Len(log')))]_vars
+
+(* REP-1, REP-5, REP-6: after recovery no turn and no compaction is open,
+   and repairing again would append nothing. *)
+REP5_RecoveryCloses == [][Recover => (~OpenTurn(log') /\ ~Locked(log') /\ Closers(log', Fold(log')) = <<>>)]_vars
+
+(* REP-5: a crash while the closers are written loses nothing and repeats
+   nothing: the closers of the longer log are the rest. *)
+REP5_Reentrant ==
+    [][(crashed /\ crashed' /\ log' # log) =>
+        Closers(log', Fold(log')) = SubSeq(Closers(log, Fold(log)), Len(log') - Len(log) + 1, Len(Closers(log, Fold(log))))]_vars
 =============================================================================

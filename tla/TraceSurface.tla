@@ -3,22 +3,21 @@
 (* Trace validation, in the manner of etcd-io/raft: the implementation     *)
 (* (impl/session with session.WithTrace) writes an NDJSON trace of what it *)
 (* did and of its surface after each step; this spec replays the trace    *)
-(* through the actions of Surface.tla and checks that every step is one    *)
-(* the spec allows and ends in the surface the spec computes. TLC accepts  *)
-(* the trace when the whole of it is matched (TraceMatched).               *)
+(* through the definitions of Surface.tla and checks that every step is   *)
+(* one the spec allows and ends in the surface the spec computes. TLC      *)
+(* accepts the trace when the whole of it is matched (TraceMatched).       *)
 (*                                                                         *)
-(* Trace lines:                                                            *)
-(*   {"action":"append","t":T,"op":O,"start":S,"end":E,"src":[..],         *)
-(*    "call":C,"surface":[..]}      one accepted event                     *)
-(*   {"action":"seed","surface":[..]}    the end of a seed                 *)
-(*   {"action":"repair","surface":[..]}  the end of a repair               *)
-(* Run: java -cp tla2tools.jar tlc2.TLC -config TraceSurface.cfg           *)
-(*      TraceSurface.tla   with the environment variable SURFACE_TRACE     *)
-(*      naming the trace file.                                             *)
+(* Trace lines (records of the sequence Trace, which the module TraceData  *)
+(* defines; tla/explore/tlc_test.go writes it from an NDJSON trace, so no  *)
+(* module outside TLC's standard ones is needed):                          *)
+(*   action "append"  one accepted event: its abstract type t, marker op   *)
+(*                    (start, end), sources src, tool call (call, and the  *)
+(*                    number ncalls of calls an assistant message makes),  *)
+(*                    and the surface after it                             *)
+(*   action "seed"    the end of a seed                                    *)
+(*   action "repair"  the end of a repair that appended `closers` events   *)
 (***************************************************************************)
-EXTENDS Surface, Json, IOUtils, TLC
-
-Trace == ndJsonDeserialize(IOEnv.SURFACE_TRACE)
+EXTENDS Surface, TraceData, TLC
 
 TraceCalls == {Trace[i].call : i \in DOMAIN Trace} \ {0}
 
@@ -27,22 +26,27 @@ VARIABLE l  \* the next trace line to match
 TraceVars == <<log, surface, shadowed, crashed, l>>
 
 ToOp(r) == CASE r.op = "append" -> AppendOp
-             [] r.op = "replace" -> [kind |-> "replace", start |-> r.start, end |-> r.end]
+             [] r.op = "replace" -> ReplaceOp(r.start, r.end)
              [] OTHER -> NoOp
 
-ToEvent(r) == [t |-> r.t, op |-> ToOp(r), src |-> {r.src[i] : i \in DOMAIN r.src}, call |-> r.call]
+ToEvent(r) == Ev(r.t, ToOp(r), {r.src[i] : i \in DOMAIN r.src}, r.call)
 
-(* An accepted event: a replace must name nodes of the surface, in order,
-   and cover what it shadows (SURF-12 to SURF-14); the surface after it is
-   Apply's, and is the one the implementation reported. *)
+(* An accepted event is one Offer of Surface.tla would accept (SURF-6 to
+   SURF-14), with the guards of the actions that write it: an assistant
+   message registers at most one call; a compaction starts only when none
+   is open (COMP-2); a summary is written under the lock and folds a range
+   whose edges no unanswered call crosses (COMP-4). The surface after it
+   is Apply's, and is the one the implementation reported. *)
 TraceAppend(r) ==
     LET e == ToEvent(r)
     IN /\ r.action = "append"
-       /\ e.op.kind = "replace" =>
-            /\ e.op.start \in Range(surface)
-            /\ e.op.end \in Range(surface)
-            /\ IndexOf(surface, e.op.start) <= IndexOf(surface, e.op.end)
-            /\ Range(Shadows(surface, e.op)) \subseteq e.src
+       /\ r.ncalls <= 1
+       /\ Valid(surface, e)
+       /\ e.t = "cstart" => ~Locked(log)
+       /\ e.t = "summary" =>
+            /\ Locked(log)
+            /\ BalancedCut(log, surface, IndexOf(surface, e.op.start) - 1)
+            /\ BalancedCut(log, surface, IndexOf(surface, e.op.end))
        /\ log' = Append(log, e)
        /\ surface' = Apply(surface, e, Len(log))
        /\ shadowed' = IF e.op.kind = "replace" THEN shadowed \cup Range(Shadows(surface, e.op)) ELSE shadowed
@@ -52,8 +56,20 @@ TraceAppend(r) ==
 (* The end of a seed: the surface is the fold of the log (SURF-18, SURF-25). *)
 TraceSeed(r) == r.action = "seed" /\ surface = Fold(log) /\ r.surface = surface /\ UNCHANGED <<log, surface, shadowed, crashed>>
 
-(* The end of a repair: no turn is left open and nothing is left to close. *)
-TraceRepair(r) == r.action = "repair" /\ ~OpenTurn(log) /\ Closers(log, surface) = <<>> /\ r.surface = surface /\ UNCHANGED <<log, surface, shadowed, crashed>>
+(* The end of a repair: the events it appended are exactly the closers
+   Surface.tla prescribes for the log before them (ClosersExact: REP-3,
+   REP-4, REP-6), and nothing is left open or to close (REP-1, REP-5). *)
+TraceRepair(r) ==
+    LET n == r.closers
+        before == SubSeq(log, 1, Len(log) - n)
+    IN /\ r.action = "repair"
+       /\ n <= Len(log)
+       /\ ClosersExact(before, Fold(before), SubSeq(log, Len(log) - n + 1, Len(log)))
+       /\ ~OpenTurn(log)
+       /\ ~Locked(log)
+       /\ Closers(log, surface) = <<>>
+       /\ r.surface = surface
+       /\ UNCHANGED <<log, surface, shadowed, crashed>>
 
 TraceInit == Init /\ l = 1
 

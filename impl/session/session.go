@@ -273,7 +273,7 @@ func (s *Session) Repair() ([]event.Event, error) {
 		closers[i] = stored
 	}
 	if s.cfg.trace != nil {
-		s.cfg.trace.write(traceLine{Action: "repair", Surface: s.surfaceNow()})
+		s.cfg.trace.write(traceLine{Action: "repair", Closers: len(closers), Surface: s.surfaceNow()})
 	}
 	return closers, nil
 }

@@ -10,11 +10,15 @@ import (
 // WithTrace makes the session write an NDJSON trace of its actions and the
 // surface after each, for trace validation against tla/TraceSurface.tla.
 // Each accepted event is one "append" line; a seed ends with a "seed" line
-// and a repair with a "repair" line. Events are abstracted as the TLA+
-// spec sees them: t is user (any message node but the two below), asst,
-// result, call (tool/call), tstart, tend or other; call numbers tool-call
-// ids in order of first appearance. With no trace (the default) the cost
-// is one nil check per append.
+// and a repair with a "repair" line that counts the closers it appended.
+// Events are abstracted as the TLA+ spec sees them: t is summary (a
+// user/message whose source is the compaction plugin's), user (any other
+// message node but the two below), asst, result, call (tool/call),
+// tstart, tend, sstart, send (step/start, step/end), cstart, cend (the
+// start and end of a compaction, either vocabulary) or other; call numbers
+// tool-call ids in order of first appearance, and ncalls counts the tool
+// calls of an assistant message (the spec's registers at most one). With
+// no trace (the default) the cost is one nil check per append.
 func WithTrace(w io.Writer) Option {
 	return func(c *config) { c.trace = &tracer{w: w, calls: map[string]int{}} }
 }
@@ -33,6 +37,8 @@ type traceLine struct {
 	End     int64   `json:"end"`
 	Src     []int64 `json:"src"`
 	Call    int     `json:"call"`
+	NCalls  int     `json:"ncalls"`
+	Closers int     `json:"closers"`
 	Surface []int64 `json:"surface"`
 }
 
@@ -84,7 +90,9 @@ func (t *tracer) event(e *event.Event, surface []int64) {
 				raw, _ := event.ObjectMember(b, "id")
 				var id string
 				_ = json.Unmarshal(raw, &id)
-				l.Call = t.callID(id) // the spec's assistant registers one call
+				if l.NCalls++; l.NCalls == 1 {
+					l.Call = t.callID(id)
+				}
 			}
 		}
 	case event.TypeToolResult:
@@ -95,6 +103,19 @@ func (t *tracer) event(e *event.Event, surface []int64) {
 		l.T = "tstart"
 	case event.TypeTurnEnd:
 		l.T = "tend"
+	case event.TypeStepStart:
+		l.T = "sstart"
+	case event.TypeStepEnd:
+		l.T = "send"
+	case event.TypeCompactStart, event.TypeCompactionStart:
+		l.T = "cstart"
+	case event.TypeCompactEnd, event.TypeCompactionEnd:
+		l.T = "cend"
+	case event.TypeUserMessage:
+		l.T = "user"
+		if raw, _ := event.ObjectMember(e.Data, "source"); isCompactionSource(raw) {
+			l.T = "summary"
+		}
 	default:
 		l.T = "other"
 		if event.IsSurface(e.Type) {
@@ -119,4 +140,12 @@ func (s *Session) surfaceNow() []int64 {
 		out = append(out, n.Seq())
 	}
 	return out
+}
+
+// isCompactionSource reports whether a user/message source is the one a
+// compaction summary carries ({"kind":"plugin","plugin":"compact"}).
+func isCompactionSource(raw []byte) bool {
+	kind, _ := event.ObjectMember(raw, "kind")
+	plugin, _ := event.ObjectMember(raw, "plugin")
+	return string(kind) == `"plugin"` && string(plugin) == `"compact"`
 }

@@ -1,10 +1,21 @@
 // Package explore is a bounded explorer of the state machine of
 // tla/Surface.tla, written in Go so that CI can check what TLC checks
-// without a model checker. It walks every state reachable within the
-// bounds of an MC*.cfg file, breadth first, with the actions of the TLA+
-// spec; the semantics of the log come from model/ (the fold of a log into
-// its surface, the repair closers), so the walk also checks that the TLA+
-// spec and the Go oracle agree. Every state is checked against the TLA+
-// invariants, and every step against its step properties. The number of
-// distinct states must equal the number TLC reports (tla/counts.json).
+// without a model checker.
+//
+// Explore walks every state reachable within the bounds of an MC*.cfg
+// file, breadth first, with the actions of the TLA+ spec, generating
+// successors the way TLC does (a rejected candidate is a step back to the
+// same state), and checks every state against the invariants and every
+// step against the properties the config names. Where nothing is planted
+// it also asks model/ the same questions the spec answers (is this
+// candidate accepted, what is the fold of this log, is this cut balanced,
+// what are the repair closers) and reports any disagreement. The result
+// must be the states TLC finds: as many, and the same set, compared by a
+// digest of their canonical forms (ParseDump reads TLC's -dump file).
+//
+// The spec's Bug constant plants a wrong edit; the explorer plants the
+// same ones (Bugs), and each must be caught.
+//
+// ReplayTrace is tla/TraceSurface.tla in Go: it checks an implementation
+// trace (impl/session.WithTrace) step by step against the spec.
 package explore
