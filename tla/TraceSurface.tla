@@ -31,27 +31,27 @@ ToOp(r) == CASE r.op = "append" -> AppendOp
 
 ToEvent(r) == Ev(r.t, ToOp(r), {r.src[i] : i \in DOMAIN r.src}, r.call)
 
-(* An accepted event is one Offer of Surface.tla would accept (SURF-6 to
-   SURF-14), with the guards of the actions that write it: an assistant
-   message registers at most one call; a compaction starts only when none
-   is open (COMP-2); a summary is written under the lock and folds a range
-   whose edges no unanswered call crosses (COMP-4). The surface after it
-   is Apply's, and is the one the implementation reported. *)
+(* An accepted event is a step of Offer, the action of Surface.tla that
+   appends a candidate passing every rule (SURF-6 to SURF-14) and leaves
+   the state unchanged otherwise: here it must have appended. Guards of the
+   actions that write such events apply too: an assistant message
+   registers at most one call; a compaction starts only when none is open
+   (COMP-2); a summary is written under the lock and folds a range whose
+   edges no unanswered call crosses (COMP-4). The surface after it is the
+   one the implementation reported. *)
 TraceAppend(r) ==
     LET e == ToEvent(r)
     IN /\ r.action = "append"
        /\ r.ncalls <= 1
-       /\ Valid(surface, e)
        /\ e.t = "cstart" => ~Locked(log)
        /\ e.t = "summary" =>
             /\ Locked(log)
+            /\ Valid(surface, e)
             /\ BalancedCut(log, surface, IndexOf(surface, e.op.start) - 1)
             /\ BalancedCut(log, surface, IndexOf(surface, e.op.end))
+       /\ Offer(e)
        /\ log' = Append(log, e)
-       /\ surface' = Apply(surface, e, Len(log))
-       /\ shadowed' = IF e.op.kind = "replace" THEN shadowed \cup Range(Shadows(surface, e.op)) ELSE shadowed
        /\ surface' = r.surface
-       /\ UNCHANGED crashed
 
 (* The end of a seed: the surface is the fold of the log (SURF-18, SURF-25). *)
 TraceSeed(r) == r.action = "seed" /\ surface = Fold(log) /\ r.surface = surface /\ UNCHANGED <<log, surface, shadowed, crashed>>
