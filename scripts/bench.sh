@@ -8,5 +8,5 @@ cd "$(dirname "$0")/.."
 out=${1:-bench-results}
 mkdir -p "$out"
 go test ./impl/session -run '^$' -bench . -benchmem -timeout 60m | tee "$out/session.txt"
-go run ./cmd/benchreport -svg "$out/session.svg" < "$out/session.txt" | tee "$out/session.md"
+go run ./cmd/benchreport -svg "$out/session.svg" -before impl/session/testdata/bench/session-before.txt < "$out/session.txt" | tee "$out/session.md"
 go test ./impl/persist -run '^$' -bench . -benchmem -benchtime 3x -timeout 60m | tee "$out/persist.txt"

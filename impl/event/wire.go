@@ -7,7 +7,8 @@ import "encoding/json"
 // and few allocations. Every slice handed out has its capacity clipped to
 // its length, so an append to one never writes into another.
 type arena struct {
-	chunk []byte // free space of the current chunk (length 0)
+	chunk   []byte   // free space of the current chunk (length 0)
+	members []member // scratch for the members of the event being decoded
 }
 
 const arenaChunk = 64 << 10
@@ -103,7 +104,7 @@ func (d *Decoder) DecodeParts(typ []byte, seq, time int64, data, sources, surfac
 	e := Event{Type: internType(typ), Seq: seq, Time: time, Ignorable: ignorable}
 	e.Op, e.Sources = DecodeMarkers(surfaceOp, sources)
 	ok := false
-	if end, out, members, why := scanDataInto(data, 0, d.arena.reserve(len(data))); why == "" && skipSpace(data, end) == len(data) {
+	if end, out, members, why := scanDataInto(data, 0, d.arena.reserve(len(data)), &d.arena.members); why == "" && skipSpace(data, end) == len(data) {
 		e.Data = d.arena.commit(out)
 		ok = shapeOK(e.Type, e.Data, members)
 	} else {
@@ -170,8 +171,12 @@ func internType(b []byte) Type {
 // appends its compact form to out, which must have room for the rest of
 // in. It returns the index just past the value, the compact text, the
 // members of its top-level object, or why it breaks SURF-4.
-func scanDataInto(in []byte, pos int, out []byte) (end int, compact []byte, members []member, why string) {
-	s := scanner{in: in, pos: pos, out: out}
+//
+// The members are appended to scratch[:0]: they are valid until the next
+// call with the same scratch.
+func scanDataInto(in []byte, pos int, out []byte, scratch *[]member) (end int, compact []byte, members []member, why string) {
+	s := scanner{in: in, pos: pos, out: out, members: (*scratch)[:0]}
+	defer func() { *scratch = s.members }()
 	if !s.value() {
 		return 0, nil, nil, s.bad
 	}
@@ -242,7 +247,7 @@ func decodeWire(b []byte, a *arena) (e Event, ok bool, err *Error) {
 		if bit == hData {
 			var out []byte
 			var why string
-			end, out, members, why = scanDataInto(b, i, a.reserve(len(b)-i))
+			end, out, members, why = scanDataInto(b, i, a.reserve(len(b)-i), &a.members)
 			if why == "" {
 				e.Data, dataOK = a.commit(out), true
 			} else {
