@@ -174,3 +174,59 @@ func FuzzProtocol(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeLine decodes one wire-form line with the implementation's
+// single-scan decoder and with the model's own decoder (model.DecodeLine,
+// which shares no code path with it): they must agree on whether the
+// envelope is broken, and otherwise on every member; data is compared in
+// compact form where it is JSON, byte for byte where it is not.
+func FuzzDecodeLine(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"user/message","seq":0,"time":1,"data":{"content":[],"source":{"kind":"user"}},"surfaceOp":{"kind":"append"}}`,
+		`{"type":null,"seq":0,"time":1,"data":{}}`,
+		`{"type":"a","seq":0,"time":1}`,
+		`{"type":"a","seq":1.0,"time":-0,"data":{},"surfaceOp":{"op":"swap"},"sourceEventSeqs":null}`,
+		`{"type":"a","seq":0,"time":1e0,"data":{},"surfaceOp":{"kind":"replace","startSeq":0,"endSeq":1e400}}`,
+		`{"type":"a","seq":0,"time":1,"data":{},"sourceEventSeqs":[1,-1,2.5,"x"],"ignorable":true}`,
+		`{"type":"a","type":"b","seq":0,"time":1,"data":{}}`,
+		`{"type":"\u0061","seq":9007199254740991,"time":9007199254740992,"data":[1,{"a":1,"a":2}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		got, gerr := event.Decode(line)
+		want, werr := model.DecodeLine(line)
+		if (gerr == nil) != (werr == nil) {
+			t.Fatalf("%q: the implementation says %v, the model %v", line, gerr, werr)
+		}
+		if gerr != nil {
+			if event.CodeOf(gerr) != event.CodeOf(werr) {
+				t.Fatalf("%q: codes %s and %s", line, event.CodeOf(gerr), event.CodeOf(werr))
+			}
+			return
+		}
+		compact := func(b []byte) string {
+			var buf bytes.Buffer
+			if json.Compact(&buf, b) == nil {
+				return buf.String()
+			}
+			return string(b)
+		}
+		if got.Type != want.Type || got.Seq != want.Seq || got.Time != want.Time || got.Ignorable != want.Ignorable ||
+			got.Op != want.Op || !slicesEqual(got.Sources, want.Sources) || compact(got.Data) != compact(want.Data) {
+			t.Fatalf("%q:\nimplementation %+v\nmodel          %+v", line, got, want)
+		}
+	})
+}
+
+func slicesEqual(a, b []int64) bool {
+	if (a == nil) != (b == nil) || len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
