@@ -86,13 +86,13 @@ func (t *tracker) fold(tx session.Tx, e *event.Event) {
 	case event.TypeTurnEnd:
 		t.turn = nil
 	case event.TypeCompactStart, event.TypeCompactionStart:
-		t.open = &bracket{typ: e.Type, seq: e.Seq, data: e.Data, id: stringMember(e.Data, "compactionId")}
+		t.open = &bracket{typ: e.Type, seq: e.Seq, data: e.Data, id: event.StringMember(e.Data, "compactionId")}
 	case event.TypeCompactEnd:
 		if t.open != nil && t.open.typ == event.TypeCompactStart {
 			t.open = nil
 		}
 	case event.TypeCompactionEnd:
-		if t.open != nil && t.open.typ == event.TypeCompactionStart && t.open.id == stringMember(e.Data, "compactionId") {
+		if t.open != nil && t.open.typ == event.TypeCompactionStart && t.open.id == event.StringMember(e.Data, "compactionId") {
 			t.open = nil
 		}
 	}
@@ -114,7 +114,7 @@ func (t *tracker) replace(tx session.Tx, e *event.Event) {
 	a, okA := t.after[e.Op.End]
 	neutral := okB && okA && b == 0 && a == 0 && e.Type != event.TypeAssistantMessage && e.Type != event.TypeToolResult
 	prune := okB && okA && e.Op.Start == e.Op.End && e.Type == event.TypeToolResult && log[e.Op.Start].Type == event.TypeToolResult &&
-		stringMember(log[e.Op.Start].Data, "callId") == stringMember(e.Data, "callId")
+		event.StringMember(log[e.Op.Start].Data, "callId") == event.StringMember(e.Data, "callId")
 	if !neutral && !prune {
 		t.stale = true
 		return
@@ -135,12 +135,12 @@ func (t *tracker) node(e *event.Event) {
 	t.before[e.Seq] = t.npend
 	switch e.Type {
 	case event.TypeAssistantMessage:
-		for _, id := range toolCallIDs(e.Data) {
+		for _, id := range event.ToolCallIDs(e.Data) {
 			t.pending[id]++
 			t.npend++
 		}
 	case event.TypeToolResult:
-		if id := stringMember(e.Data, "callId"); t.pending[id] > 0 {
+		if id := event.StringMember(e.Data, "callId"); t.pending[id] > 0 {
 			t.pending[id]--
 			t.npend--
 		}
@@ -158,35 +158,6 @@ func (t *tracker) rebuild(tx session.Tx) {
 	for _, seq := range tx.Surface().All() {
 		t.node(&log[seq])
 	}
-}
-
-// toolCallIDs returns the ids of the tool-call blocks of an
-// assistant/message (COMP-4): blocks with "type":"tool-call" and a string
-// "id".
-func toolCallIDs(data []byte) []string {
-	content, _ := event.ObjectMember(data, "content")
-	var ids []string
-	for _, b := range event.ArrayElements(content) {
-		if t, _ := event.ObjectMember(b, "type"); string(t) != `"tool-call"` {
-			continue
-		}
-		raw, ok := event.ObjectMember(b, "id")
-		var id string
-		if ok && json.Unmarshal(raw, &id) == nil {
-			ids = append(ids, id)
-		}
-	}
-	return ids
-}
-
-func stringMember(data []byte, name string) string {
-	raw, ok := event.ObjectMember(data, name)
-	if !ok {
-		return ""
-	}
-	var s string
-	_ = json.Unmarshal(raw, &s)
-	return s
 }
 
 // onSurface reports whether seq is a surface node, from the session.

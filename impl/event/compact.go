@@ -1,5 +1,7 @@
 package event
 
+import "encoding/json"
+
 // Helpers that walk compact, already validated JSON text (as stored in
 // Event.Data) without decoding it.
 
@@ -87,4 +89,36 @@ func keyEquals(quoted []byte, name string) bool {
 		}
 	}
 	return string(raw) == name
+}
+
+// StringMember returns the string value of member name of a compact JSON
+// object, or "" when the member is absent or not a string.
+func StringMember(obj []byte, name string) string {
+	raw, ok := ObjectMember(obj, name)
+	if !ok {
+		return ""
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	return s
+}
+
+// ToolCallIDs returns the ids of the tool calls of an assistant message's
+// data, in order: its content blocks with "type":"tool-call" and a string
+// "id". These are the calls that tool pairing (COMP-4) and repair (REP-2)
+// register.
+func ToolCallIDs(data []byte) []string {
+	content, _ := ObjectMember(data, "content")
+	var ids []string
+	for _, b := range ArrayElements(content) {
+		if t, _ := ObjectMember(b, "type"); string(t) != `"tool-call"` {
+			continue
+		}
+		raw, ok := ObjectMember(b, "id")
+		var id string
+		if ok && json.Unmarshal(raw, &id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }

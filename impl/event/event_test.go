@@ -3,6 +3,7 @@ package event
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -162,6 +163,16 @@ func TestCompactHelpers(t *testing.T) {
 	}
 	if ArrayElements([]byte(`[]`)) != nil {
 		t.Error("elements of an empty array")
+	}
+	if got := StringMember([]byte(`{"id":"a\u0062","n":1}`), "id"); got != "ab" {
+		t.Errorf("StringMember = %q", got)
+	}
+	if got := StringMember([]byte(`{"id":"a","n":1}`), "n") + StringMember([]byte(`{"id":"a"}`), "x"); got != "" {
+		t.Errorf("StringMember of a number or of an absent member = %q", got)
+	}
+	msg := []byte(`{"turn":1,"content":[{"type":"text","text":"tool-call"},{"type":"tool-call","id":"c2","name":"x"},{"type":"tool-call","id":7},{"type":"tool-call","id":"c1"}]}`)
+	if got := ToolCallIDs(msg); !slices.Equal(got, []string{"c2", "c1"}) {
+		t.Errorf("ToolCallIDs = %q, want the string ids in order", got)
 	}
 }
 

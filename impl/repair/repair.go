@@ -66,17 +66,8 @@ func Closers(log []event.Event, onSurface func(seq int64) bool) []event.Event {
 			step = nil
 			clearAll()
 		case event.TypeAssistantMessage:
-			content, _ := event.ObjectMember(e.Data, "content")
 			msgStep, _ := event.ObjectMember(e.Data, "step")
-			for _, b := range event.ArrayElements(content) {
-				if t, _ := event.ObjectMember(b, "type"); string(t) != `"tool-call"` {
-					continue
-				}
-				idRaw, ok := event.ObjectMember(b, "id")
-				var id string
-				if !ok || json.Unmarshal(idRaw, &id) != nil {
-					continue
-				}
+			for _, id := range event.ToolCallIDs(e.Data) {
 				if c, seen := byID[id]; seen {
 					// Re-registration keeps the position, forgets the rest.
 					*c = call{id: id, step: msgStep, host: e.Seq, callSeq: -1, open: true}
@@ -87,11 +78,11 @@ func Closers(log []event.Event, onSurface func(seq int64) bool) []event.Event {
 				calls = append(calls, c)
 			}
 		case event.TypeToolCall:
-			if c := byID[stringMember(e.Data, "callId")]; c != nil && c.open {
+			if c := byID[event.StringMember(e.Data, "callId")]; c != nil && c.open {
 				c.callSeq = e.Seq
 			}
 		case event.TypeToolResult:
-			if c := byID[stringMember(e.Data, "callId")]; c != nil {
+			if c := byID[event.StringMember(e.Data, "callId")]; c != nil {
 				c.open = false
 			}
 		case event.TypeCompactStart, event.TypeCompactionStart:
@@ -101,7 +92,7 @@ func Closers(log []event.Event, onSurface func(seq int64) bool) []event.Event {
 				open = nil
 			}
 		case event.TypeCompactionEnd:
-			if open != nil && open.typ == event.TypeCompactionStart && stringMember(open.data, "compactionId") == stringMember(e.Data, "compactionId") {
+			if open != nil && open.typ == event.TypeCompactionStart && event.StringMember(open.data, "compactionId") == event.StringMember(e.Data, "compactionId") {
 				open = nil
 			}
 		}
@@ -140,16 +131,6 @@ func Closers(log []event.Event, onSurface func(seq int64) bool) []event.Event {
 	}
 	add(event.TypeTurnEnd, `{"turn":`+string(turn)+`,"reason":{"kind":"interrupted"}}`, event.SurfaceOp{}, nil)
 	return out
-}
-
-func stringMember(data []byte, name string) string {
-	raw, ok := event.ObjectMember(data, name)
-	if !ok {
-		return ""
-	}
-	var s string
-	_ = json.Unmarshal(raw, &s)
-	return s
 }
 
 // EndOf returns the type and data of the end event that closes the

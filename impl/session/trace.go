@@ -75,30 +75,17 @@ func (t *tracer) event(e *event.Event, surface []int64) {
 	case event.OpReplace:
 		l.Op, l.Start, l.End = "replace", e.Op.Start, e.Op.End
 	}
-	stringOf := func(name string) string {
-		raw, _ := event.ObjectMember(e.Data, name)
-		var s string
-		_ = json.Unmarshal(raw, &s)
-		return s
-	}
 	switch e.Type {
 	case event.TypeAssistantMessage:
 		l.T = "asst"
-		content, _ := event.ObjectMember(e.Data, "content")
-		for _, b := range event.ArrayElements(content) {
-			if ty, _ := event.ObjectMember(b, "type"); string(ty) == `"tool-call"` {
-				raw, _ := event.ObjectMember(b, "id")
-				var id string
-				_ = json.Unmarshal(raw, &id)
-				if l.NCalls++; l.NCalls == 1 {
-					l.Call = t.callID(id)
-				}
-			}
+		ids := event.ToolCallIDs(e.Data)
+		if l.NCalls = len(ids); l.NCalls > 0 {
+			l.Call = t.callID(ids[0])
 		}
 	case event.TypeToolResult:
-		l.T, l.Call = "result", t.callID(stringOf("callId"))
+		l.T, l.Call = "result", t.callID(event.StringMember(e.Data, "callId"))
 	case event.TypeToolCall:
-		l.T, l.Call = "call", t.callID(stringOf("callId"))
+		l.T, l.Call = "call", t.callID(event.StringMember(e.Data, "callId"))
 	case event.TypeTurnStart:
 		l.T = "tstart"
 	case event.TypeTurnEnd:
