@@ -2,7 +2,6 @@ package main
 
 import (
 	"database/sql"
-	"fmt"
 
 	"bytes"
 	"encoding/json"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/persist"
+	"github.com/surfacelog/surface/internal/pgtest"
 )
 
 func call(args ...string) (int, string) {
@@ -159,14 +159,8 @@ func snapshot(t *testing.T, dir string) string {
 // store's sessions by URL, one session with --session; an unknown session
 // is an input error.
 func TestValidatePostgres(t *testing.T) {
-	url := os.Getenv("SURFACE_PG_URL")
-	if url == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but SURFACE_PG_URL is not set")
-		}
-		t.Skip("no SURFACE_PG_URL: start one with scripts/pg.sh")
-	}
-	schema := fmt.Sprintf("validate_%d", os.Getpid())
+	url := pgtest.URL(t)
+	schema := pgtest.Schema("validate")
 	st, err := persist.OpenPostgres(url, persist.Header{ID: "v1"}, persist.WithPostgresSchema(schema))
 	if err != nil {
 		t.Fatal(err)

@@ -203,6 +203,29 @@ func TestCrashEveryByteOffset(t *testing.T) {
 // TestCrashKilledWriter kills a real writer process (SIGKILL) after each
 // acknowledged append, for both backends: every transaction boundary of
 // SQLite and every line of JSONL.
+// killWriterAfter runs TestCrashWriterProcess as a writer process with the
+// environment env, kills it with SIGKILL once it has acknowledged k
+// appends (or stopped acknowledging), and returns how many it acknowledged.
+func killWriterAfter(t *testing.T, k int, env ...string) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashWriterProcess$")
+	cmd.Env = append(os.Environ(), env...)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewScanner(out)
+	acked := 0
+	for acked < k && r.Scan() {
+		if r.Text() == fmt.Sprintf("ack %d", acked) {
+			acked++
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	return acked
+}
+
 func TestCrashKilledWriter(t *testing.T) {
 	if os.Getenv("SURFACE_CRASH_WRITER") != "" {
 		return // running as the writer: see TestCrashWriterProcess
@@ -214,21 +237,7 @@ func TestCrashKilledWriter(t *testing.T) {
 			var all []event.Event
 			for k := 0; k <= n; k++ {
 				path := filepath.Join(t.TempDir(), b.file)
-				cmd := exec.Command(os.Args[0], "-test.run=^TestCrashWriterProcess$")
-				cmd.Env = append(os.Environ(), "SURFACE_CRASH_WRITER="+b.name, "SURFACE_CRASH_PATH="+path)
-				out, _ := cmd.StdoutPipe()
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				r := bufio.NewScanner(out)
-				acked := 0
-				for acked < k && r.Scan() {
-					if r.Text() == fmt.Sprintf("ack %d", acked) {
-						acked++
-					}
-				}
-				cmd.Process.Signal(syscall.SIGKILL)
-				cmd.Wait()
+				acked := killWriterAfter(t, k, "SURFACE_CRASH_WRITER="+b.name, "SURFACE_CRASH_PATH="+path)
 				kept += checkRuleBreakingTail(t, b.name, path)
 				st := b.open(t, path)
 				if all == nil || len(st.Events()) > len(all) {

@@ -330,30 +330,36 @@ func (p *Postgres) crash() {
 // PostgresSessions lists the session ids of the database at url (schema
 // "surface" unless given), sorted; none when the schema does not exist.
 func PostgresSessions(url string, opts ...PostgresOption) ([]string, error) {
-	p := &Postgres{schema: "surface"}
-	for _, o := range opts {
-		o(p)
-	}
-	ctx, cancel := pgCtx()
-	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return nil, ioError(err, "connect to the Postgres database")
-	}
-	defer conn.Close(context.Background())
-	var exists bool
-	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'sessions')`, p.schema).Scan(&exists); err != nil || !exists {
-		return nil, err
-	}
-	rows, err := conn.Query(ctx, `SELECT id FROM `+p.ident()+`.sessions ORDER BY id`)
-	if err != nil {
-		return nil, ioError(err, "list sessions")
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	var ids []string
+	err := withReadConn(url, opts, func(ctx context.Context, conn *pgx.Conn, p *Postgres) error {
+		var exists bool
+		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'sessions')`, p.schema).Scan(&exists); err != nil || !exists {
+			return err
+		}
+		rows, err := conn.Query(ctx, `SELECT id FROM `+p.ident()+`.sessions ORDER BY id`)
+		if err != nil {
+			return ioError(err, "list sessions")
+		}
+		ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	return ids, err
 }
 
 // ReadPostgres reads the events of one session without locking it.
 func ReadPostgres(url, sessionID string, opts ...PostgresOption) ([]event.Event, error) {
+	var events []event.Event
+	err := withReadConn(url, opts, func(ctx context.Context, conn *pgx.Conn, p *Postgres) error {
+		l, err := readPostgresLog(ctx, conn, p.schema, sessionID)
+		events = l.Events()
+		return err
+	})
+	return events, err
+}
+
+// withReadConn connects to url for a read that takes no lock and runs
+// read with the options applied (schema "surface" unless given).
+func withReadConn(url string, opts []PostgresOption, read func(ctx context.Context, conn *pgx.Conn, p *Postgres) error) error {
 	p := &Postgres{schema: "surface"}
 	for _, o := range opts {
 		o(p)
@@ -362,9 +368,8 @@ func ReadPostgres(url, sessionID string, opts ...PostgresOption) ([]event.Event,
 	defer cancel()
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
-		return nil, ioError(err, "connect to the Postgres database")
+		return ioError(err, "connect to the Postgres database")
 	}
 	defer conn.Close(context.Background())
-	l, err := readPostgresLog(ctx, conn, p.schema, sessionID)
-	return l.Events(), err
+	return read(ctx, conn, p)
 }

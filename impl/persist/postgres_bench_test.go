@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/surfacelog/surface/internal/pgtest"
 	"github.com/surfacelog/surface/internal/traffic"
 )
 
@@ -16,8 +17,8 @@ import (
 // INSERTed one statement (one transaction) at a time on a plain
 // connection.
 func BenchmarkPostgresAppend(b *testing.B) {
-	url := pgURL(b)
-	schema := pgSchema("bench")
+	url := pgtest.URL(b)
+	schema := pgtest.Schema("bench")
 	b.Run("store", func(b *testing.B) {
 		st, err := OpenPostgres(url, hdr(fmt.Sprint("append-", b.N)), WithPostgresSchema(schema))
 		if err != nil {
@@ -62,8 +63,8 @@ func BenchmarkPostgresAppend(b *testing.B) {
 // the floor of the same run: a plain SELECT of the same rows into Go
 // values.
 func BenchmarkPostgresResume(b *testing.B) {
-	url := pgURL(b)
-	schema := pgSchema("resume")
+	url := pgtest.URL(b)
+	schema := pgtest.Schema("resume")
 	events := logOfSize(b, 100_000)
 	st, err := OpenPostgres(url, hdr("r"), WithPostgresSchema(schema))
 	if err != nil {

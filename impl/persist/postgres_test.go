@@ -16,51 +16,21 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/internal/pgtest"
 )
-
-// pgURL is the Postgres server of the tests: skipped without
-// SURFACE_PG_URL, except under CI, where a missing server fails.
-func pgURL(t testing.TB) string {
-	url := os.Getenv("SURFACE_PG_URL")
-	if url == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but SURFACE_PG_URL is not set: .ci/run starts a Postgres server for these tests")
-		}
-		t.Skip("no SURFACE_PG_URL: start one with scripts/pg.sh")
-	}
-	return url
-}
-
-func pgSchema(name string) string {
-	return fmt.Sprintf("%s_%d_%d", name, os.Getpid(), time.Now().UnixNano())
-}
 
 // TestPostgresKilledWriter: STORE-6, STORE-7, STORE-13. A writer process
 // is killed (SIGKILL) after each acknowledged append; reopening loses no
 // acknowledged event, and the repaired state equals the model's.
 func TestPostgresKilledWriter(t *testing.T) {
-	url := pgURL(t)
-	schema := pgSchema("crash")
+	url := pgtest.URL(t)
+	schema := pgtest.Schema("crash")
 	n := len(scenario())
 	lost := 0
 	var all []event.Event
 	for k := 0; k <= n; k++ {
 		id := fmt.Sprintf("killed-%d", k)
-		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashWriterProcess$")
-		cmd.Env = append(os.Environ(), "SURFACE_CRASH_WRITER=postgres", "SURFACE_CRASH_PATH="+id, "SURFACE_CRASH_SCHEMA="+schema)
-		out, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		r := bufio.NewScanner(out)
-		acked := 0
-		for acked < k && r.Scan() {
-			if r.Text() == fmt.Sprintf("ack %d", acked) {
-				acked++
-			}
-		}
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
+		acked := killWriterAfter(t, k, "SURFACE_CRASH_WRITER=postgres", "SURFACE_CRASH_PATH="+id, "SURFACE_CRASH_SCHEMA="+schema)
 		st := openPgEventually(t, url, id, schema)
 		if all == nil {
 			all = referenceEvents(t)
@@ -97,8 +67,8 @@ func openPgEventually(t *testing.T, url, id, schema string) Store {
 // writer) cannot interleave: the primary key refuses the loser with
 // persist.conflict.
 func TestPostgresRace(t *testing.T) {
-	url := pgURL(t)
-	schema := pgSchema("race")
+	url := pgtest.URL(t)
+	schema := pgtest.Schema("race")
 	var wg sync.WaitGroup
 	outs := make([]string, 4)
 	for i := range outs {
@@ -165,8 +135,8 @@ func TestPostgresRace(t *testing.T) {
 // TestPostgresSchemaVersion: STORE-13. A schema of another version is
 // refused; a schema without the tables is not a session store.
 func TestPostgresSchemaVersion(t *testing.T) {
-	url := pgURL(t)
-	schema := pgSchema("version")
+	url := pgtest.URL(t)
+	schema := pgtest.Schema("version")
 	st, err := OpenPostgres(url, hdr("v"), WithPostgresSchema(schema))
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +154,7 @@ func TestPostgresSchemaVersion(t *testing.T) {
 			t.Errorf("version %d: %v", v, err)
 		}
 	}
-	other := pgSchema("foreign")
+	other := pgtest.Schema("foreign")
 	conn.Exec(context.Background(), `CREATE SCHEMA `+pgx.Identifier{other}.Sanitize()+`; CREATE TABLE `+pgx.Identifier{other}.Sanitize()+`.jobs (id INT)`)
 	if _, err := OpenPostgres(url, hdr("v"), WithPostgresSchema(other)); !errors.Is(err, event.CodePersistNotASession) {
 		t.Errorf("a foreign schema: %v", err)

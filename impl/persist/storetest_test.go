@@ -1,16 +1,15 @@
 package persist_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/persist"
 	"github.com/surfacelog/surface/impl/persist/storetest"
+	"github.com/surfacelog/surface/internal/pgtest"
 )
 
 // The store kit (package storetest) run against the three stores of this
@@ -70,19 +69,6 @@ func TestStoreKitSQLite(t *testing.T) {
 	})
 }
 
-// pgURL returns the URL of the Postgres server for the tests: skipped
-// without SURFACE_PG_URL, except under CI, where a missing server fails.
-func pgURL(t testing.TB) string {
-	url := os.Getenv("SURFACE_PG_URL")
-	if url == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but SURFACE_PG_URL is not set: .ci/run starts a Postgres server for these tests")
-		}
-		t.Skip("no SURFACE_PG_URL: start one with scripts/pg.sh")
-	}
-	return url
-}
-
 type pgFactory struct{ url, schema string }
 
 func (f pgFactory) Open(t testing.TB, h persist.Header) (persist.Store, error) {
@@ -90,7 +76,7 @@ func (f pgFactory) Open(t testing.TB, h persist.Header) (persist.Store, error) {
 }
 
 func TestStoreKitPostgres(t *testing.T) {
-	f := pgFactory{url: pgURL(t), schema: fmt.Sprintf("storetest_%d_%d", os.Getpid(), time.Now().UnixNano())}
+	f := pgFactory{url: pgtest.URL(t), schema: pgtest.Schema("storetest")}
 	storetest.Run(t, f, storetest.Caps{
 		SingleWriter: true,
 		Fork:         true,
