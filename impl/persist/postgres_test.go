@@ -71,14 +71,16 @@ func TestPostgresRace(t *testing.T) {
 	schema := pgtest.Schema("race")
 	var wg sync.WaitGroup
 	outs := make([]string, 4)
+	cmds := make([]*exec.Cmd, len(outs))
 	for i := range outs {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashWriterProcess$")
+		cmd.Env = append(os.Environ(), "SURFACE_CRASH_WRITER=postgres", "SURFACE_CRASH_PATH=raced", "SURFACE_CRASH_SCHEMA="+schema)
+		out, _ := cmd.StdoutPipe()
+		cmd.Start()
+		cmds[i] = cmd
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestCrashWriterProcess$")
-			cmd.Env = append(os.Environ(), "SURFACE_CRASH_WRITER=postgres", "SURFACE_CRASH_PATH=raced", "SURFACE_CRASH_SCHEMA="+schema)
-			out, _ := cmd.StdoutPipe()
-			cmd.Start()
 			var b strings.Builder
 			r := bufio.NewScanner(out)
 			for r.Scan() {
@@ -87,12 +89,16 @@ func TestPostgresRace(t *testing.T) {
 					break
 				}
 			}
-			cmd.Process.Signal(syscall.SIGKILL)
-			cmd.Wait()
 			outs[i] = b.String()
 		}(i)
 	}
+	// The winner keeps its lock (it waits to be killed) until every writer
+	// has reported: a writer that starts late must still find it held.
 	wg.Wait()
+	for _, cmd := range cmds {
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+	}
 	locked, wrote := 0, 0
 	for _, o := range outs {
 		switch {
