@@ -143,30 +143,7 @@ func validateSQLite(path, sessionID string, withModel bool, prog *progress, stdo
 		fmt.Fprintf(stdout, "%s: ERROR the database has no sessions\n", path)
 		return validInput
 	}
-	if sessionID != "" {
-		found := false
-		for _, id := range ids {
-			found = found || id == sessionID
-		}
-		if !found {
-			fmt.Fprintf(stdout, "%s: ERROR no session %q in the database\n", path, sessionID)
-			return validInput
-		}
-		ids = []string{sessionID}
-	}
-	status := validOK
-	for _, id := range ids {
-		name := fmt.Sprintf("%s session %q", path, id)
-		prog.phase("reading "+name, -1)
-		events, err := r.Events(id)
-		if err != nil {
-			fmt.Fprintf(stdout, "%s: INVALID %s\n", name, err)
-			status = max(status, exitFor(err))
-			continue
-		}
-		status = max(status, checkLog(name, events, withModel, prog, stdout, ""))
-	}
-	return status
+	return validateSessions(path, ids, sessionID, r.Events, withModel, prog, stdout)
 }
 
 // validatePostgres checks the sessions of a Postgres store's database.
@@ -181,6 +158,14 @@ func validatePostgres(url, sessionID string, withModel bool, prog *progress, std
 		fmt.Fprintf(stdout, "%s: ERROR the database has no sessions (in schema %q)\n", name, pgSchema)
 		return validInput
 	}
+	return validateSessions(name, ids, sessionID, func(id string) ([]event.Event, error) {
+		return persist.ReadPostgres(url, id, persist.WithPostgresSchema(pgSchema))
+	}, withModel, prog, stdout)
+}
+
+// validateSessions checks the sessions ids of the database name, or only
+// sessionID when it is set, reading each with read.
+func validateSessions(name string, ids []string, sessionID string, read func(id string) ([]event.Event, error), withModel bool, prog *progress, stdout io.Writer) int {
 	if sessionID != "" {
 		if !slices.Contains(ids, sessionID) {
 			fmt.Fprintf(stdout, "%s: ERROR no session %q in the database\n", name, sessionID)
@@ -192,7 +177,7 @@ func validatePostgres(url, sessionID string, withModel bool, prog *progress, std
 	for _, id := range ids {
 		label := fmt.Sprintf("%s session %q", name, id)
 		prog.phase("reading "+label, -1)
-		events, err := persist.ReadPostgres(url, id, persist.WithPostgresSchema(pgSchema))
+		events, err := read(id)
 		if err != nil {
 			fmt.Fprintf(stdout, "%s: INVALID %s\n", label, err)
 			status = max(status, exitFor(err))
