@@ -15,14 +15,7 @@ import (
 // TestMain raises rapid's defaults (RAPID_CHECKS / -rapid.checks change them).
 func TestMain(m *testing.M) {
 	flag.Parse()
-	set := map[string]bool{}
-	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if _, env := os.LookupEnv("RAPID_CHECKS"); !set["rapid.checks"] && !env {
-		_ = flag.Set("rapid.checks", "400")
-	}
-	if _, env := os.LookupEnv("RAPID_STEPS"); !set["rapid.steps"] && !env {
-		_ = flag.Set("rapid.steps", "60")
-	}
+	ops.SetRapidDefaults(400, 60)
 	os.Exit(m.Run())
 }
 

@@ -16,14 +16,7 @@ import (
 // (-rapid.checks, -rapid.steps or RAPID_CHECKS, RAPID_STEPS change them).
 func TestMain(m *testing.M) {
 	flag.Parse()
-	set := map[string]bool{}
-	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if _, env := os.LookupEnv("RAPID_CHECKS"); !set["rapid.checks"] && !env {
-		_ = flag.Set("rapid.checks", "1000")
-	}
-	if _, env := os.LookupEnv("RAPID_STEPS"); !set["rapid.steps"] && !env {
-		_ = flag.Set("rapid.steps", "40")
-	}
+	ops.SetRapidDefaults(1000, 40)
 	os.Exit(m.Run())
 }
 

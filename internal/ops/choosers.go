@@ -1,6 +1,12 @@
 package ops
 
-import "pgregory.net/rapid"
+import (
+	"flag"
+	"os"
+	"strconv"
+
+	"pgregory.net/rapid"
+)
 
 // Rapid makes a generator's choices with rapid, so rapid can shrink them.
 type Rapid struct{ T *rapid.T }
@@ -28,3 +34,17 @@ func (p *Program) Intn(n int, _ string) int {
 
 // Exhausted reports whether every number has been used.
 func (p *Program) Exhausted() bool { return p.pos >= len(p.Numbers) }
+
+// SetRapidDefaults sets rapid's -rapid.checks and -rapid.steps to checks
+// and steps unless the command line or RAPID_CHECKS / RAPID_STEPS set
+// them. Call it from TestMain after flag.Parse.
+func SetRapidDefaults(checks, steps int) {
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if _, env := os.LookupEnv("RAPID_CHECKS"); !set["rapid.checks"] && !env {
+		_ = flag.Set("rapid.checks", strconv.Itoa(checks))
+	}
+	if _, env := os.LookupEnv("RAPID_STEPS"); !set["rapid.steps"] && !env {
+		_ = flag.Set("rapid.steps", strconv.Itoa(steps))
+	}
+}
