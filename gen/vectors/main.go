@@ -22,6 +22,7 @@ import (
 	"github.com/surfacelog/surface/conformance"
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/internal/ops"
+	"github.com/surfacelog/surface/internal/traffic"
 	"github.com/surfacelog/surface/spec"
 )
 
@@ -483,17 +484,7 @@ func vocabulary() []conformance.Vector {
 		return conformance.Step{Op: "append", Type: &t, Time: &tm, DataText: &data, Ignorable: ignorable}
 	}
 	audit := conformance.TypeDef{Type: "app/audit", Fields: []conformance.FieldDef{{Name: "user", Kind: "string", Required: true}, {Name: "at", Kind: "integer", Nullable: true}}}
-	bracket := []string{
-		`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1,"trigger":{"kind":"message","source":{"kind":"user"}}}}`,
-		`{"type":"user/message","seq":1,"time":2,"data":{"content":[{"type":"text","text":"read f.go"}],"source":{"kind":"user"}},"surfaceOp":"append"}`,
-		`{"type":"assistant/message","seq":2,"time":3,"data":{"turn":1,"step":1,"content":[{"type":"text","text":"it says 41"}]},"sourceEventSeqs":[],"surfaceOp":"append"}`,
-		`{"type":"user/message","seq":3,"time":4,"data":{"content":[{"type":"text","text":"make it 42"}],"source":{"kind":"user"}},"surfaceOp":"append"}`,
-		`{"type":"compact/start","seq":4,"time":5,"data":{"turn":1}}`,
-		`{"type":"compact/summary","seq":5,"time":6,"data":{"summary":[{"type":"text","text":"f.go returns 41."}],"shadowedRange":{"start":1,"end":2},"shadowedSeqs":[1,2],"shadowedTokenCount":12,"provider":"deepseek","model":"deepseek-chat","maxTokens":8192}}`,
-		`{"type":"user/message","seq":6,"time":7,"data":{"content":[{"type":"text","text":"f.go returns 41."}],"source":{"kind":"plugin","plugin":"compact"}},"sourceEventSeqs":[4,5,1,2],"surfaceOp":{"op":"replace","start":1,"end":2}}`,
-		`{"type":"compact/end","seq":7,"time":8,"data":{"turn":1}}`,
-		`{"type":"turn/end","seq":8,"time":9,"data":{"turn":1,"reason":{"kind":"completed"}}}`,
-	}
+	bracket := traffic.SeedSystemBracket()
 	seed := func(lines ...string) conformance.Step { return conformance.Step{Op: "seed", Lines: &lines} }
 	cases := []struct {
 		name  string
