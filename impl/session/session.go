@@ -133,7 +133,7 @@ func Seed(events []event.Event, opts ...Option) (*Session, error) {
 		if err := s.mgr.Sync(s.log); err != nil {
 			return nil, err
 		}
-		s.cfg.trace.write(traceLine{Action: "seed", Surface: s.surfaceNow()})
+		s.cfg.trace.write(TraceLine{Action: "seed", Surface: s.surfaceNow()})
 	}
 	return s, nil
 }
@@ -198,7 +198,7 @@ func SeedLog(l *event.Log, opts ...Option) (*Session, error) {
 		if err := s.mgr.Sync(s.log); err != nil {
 			return nil, err
 		}
-		s.cfg.trace.write(traceLine{Action: "seed", Surface: s.surfaceNow()})
+		s.cfg.trace.write(TraceLine{Action: "seed", Surface: s.surfaceNow()})
 	}
 	return s, nil
 }
@@ -273,7 +273,7 @@ func (s *Session) Repair() ([]event.Event, error) {
 		closers[i] = stored
 	}
 	if s.cfg.trace != nil {
-		s.cfg.trace.write(traceLine{Action: "repair", Closers: len(closers), Surface: s.surfaceNow()})
+		s.cfg.trace.write(TraceLine{Action: "repair", Closers: len(closers), Surface: s.surfaceNow()})
 	}
 	return closers, nil
 }

@@ -29,7 +29,11 @@ type tracer struct {
 	err   error
 }
 
-type traceLine struct {
+// TraceLine is one line of a trace (WithTrace): the action ("append",
+// "seed" or "repair"), for an append the event as the TLA+ spec sees it,
+// for a repair the number of closers it appended, and the surface after
+// it. tla/explore reads traces with it.
+type TraceLine struct {
 	Action  string  `json:"action"`
 	T       string  `json:"t"`
 	Op      string  `json:"op"`
@@ -50,7 +54,7 @@ func (t *tracer) callID(id string) int {
 	return t.calls[id]
 }
 
-func (t *tracer) write(l traceLine) {
+func (t *tracer) write(l TraceLine) {
 	if t.err != nil {
 		return
 	}
@@ -68,7 +72,7 @@ func (t *tracer) write(l traceLine) {
 }
 
 func (t *tracer) event(e *event.Event, surface []int64) {
-	l := traceLine{Action: "append", Src: e.Sources, Surface: surface, Op: "none"}
+	l := TraceLine{Action: "append", Src: e.Sources, Surface: surface, Op: "none"}
 	switch e.Op.Kind {
 	case event.OpAppend:
 		l.Op = "append"

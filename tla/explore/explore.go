@@ -208,8 +208,6 @@ func (x *explorer) next(s *State) ([]transition, string) {
 	for _, c := range x.cfg.Calls {
 		if slices.Contains(pend, c) {
 			offer("AppendCall", ev("call", noOp, nil, c))
-		}
-		if slices.Contains(pend, c) {
 			offer("AppendResult", ev("result", appendOp, nil, c))
 		}
 	}

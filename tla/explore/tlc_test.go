@@ -265,14 +265,14 @@ func wrongTraces(t *testing.T, dir string, paths []string) (wrongSurface, wrongR
 	return wrongSurface, wrongRepair
 }
 
-func readTrace(t *testing.T, path string) []TraceLine {
+func readTrace(t *testing.T, path string) []session.TraceLine {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var lines []TraceLine
+	var lines []session.TraceLine
 	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var r TraceLine
+		var r session.TraceLine
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -310,7 +310,7 @@ func TestTracesAreWritten(t *testing.T) {
 		data, _ := os.ReadFile(p)
 		n := 0
 		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-			var r TraceLine
+			var r session.TraceLine
 			if err := json.Unmarshal([]byte(l), &r); err != nil {
 				t.Fatalf("%s: %v", p, err)
 			}

@@ -7,21 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-)
 
-// TraceLine is one line of an implementation trace (session.WithTrace).
-type TraceLine struct {
-	Action  string  `json:"action"`
-	T       string  `json:"t"`
-	Op      string  `json:"op"`
-	Start   int64   `json:"start"`
-	End     int64   `json:"end"`
-	Src     []int64 `json:"src"`
-	Call    int     `json:"call"`
-	NCalls  int     `json:"ncalls"`
-	Closers int     `json:"closers"`
-	Surface []int64 `json:"surface"`
-}
+	"github.com/surfacelog/surface/impl/session"
+)
 
 // TraceModule turns an NDJSON trace into the TLA+ module TraceData, which
 // defines Trace as the sequence of its lines, for TraceSurface.tla. Every
@@ -41,7 +29,7 @@ func TraceModule(ndjson []byte) (string, error) {
 				return "", fmt.Errorf("trace line %d: no %q", i+1, k)
 			}
 		}
-		var r TraceLine
+		var r session.TraceLine
 		if err := json.Unmarshal(line, &r); err != nil {
 			return "", fmt.Errorf("trace line %d: %v", i+1, err)
 		}
@@ -72,7 +60,7 @@ func tlaSeq(v []int64) string {
 // the first line (1-based) that no action matches, with why, or 0 when
 // every line is matched. CI runs it on every trace; TLC runs the TLA+
 // spec itself when it is available. calls are the trace's call ids.
-func ReplayTrace(lines []TraceLine) (int, string) {
+func ReplayTrace(lines []session.TraceLine) (int, string) {
 	calls := []int{}
 	for _, r := range lines {
 		if r.Call != 0 && !slices.Contains(calls, r.Call) {
