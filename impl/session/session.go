@@ -129,13 +129,23 @@ func Seed(events []event.Event, opts ...Option) (*Session, error) {
 	if s.cfg.seedProgress != nil {
 		s.cfg.seedProgress(len(events), len(events))
 	}
-	if s.cfg.trace != nil {
-		if err := s.mgr.Sync(s.log); err != nil {
-			return nil, err
-		}
-		s.cfg.trace.write(TraceLine{Action: "seed", Surface: s.surfaceNow()})
+	if err := s.finishSeed(); err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// finishSeed folds the last seeded event into the surface, so that a
+// seeded session has no work pending for its first call, and traces the
+// seed.
+func (s *Session) finishSeed() error {
+	if err := s.mgr.Sync(s.log); err != nil {
+		return err
+	}
+	if s.cfg.trace != nil {
+		s.cfg.trace.write(TraceLine{Action: "seed", Surface: s.surfaceNow()})
+	}
+	return nil
 }
 
 // withHeadroom is the capacity of a seeded log of n events: room to grow
@@ -194,11 +204,8 @@ func SeedLog(l *event.Log, opts ...Option) (*Session, error) {
 		// Room to grow, so the first appends do not copy the log.
 		s.log = append(make([]event.Event, 0, withHeadroom(len(s.log))), s.log...)
 	}
-	if s.cfg.trace != nil {
-		if err := s.mgr.Sync(s.log); err != nil {
-			return nil, err
-		}
-		s.cfg.trace.write(TraceLine{Action: "seed", Surface: s.surfaceNow()})
+	if err := s.finishSeed(); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

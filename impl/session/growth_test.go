@@ -1,0 +1,61 @@
+package session_test
+
+import (
+	"encoding/json"
+	"runtime"
+	"testing"
+
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/session"
+	"github.com/surfacelog/surface/internal/traffic"
+)
+
+// TestFirstAppendAfterSeedDoesNotCopy: a seeded session has room to grow,
+// so its first appends allocate what a steady append does (the event's
+// compacted data and the folded node), never a copy of the log. With
+// 20,000 events a copy is megabytes; the bound is a few kilobytes. It
+// fails when Seed, SeedJSON or SeedLog leave the log at its exact length.
+func TestFirstAppendAfterSeedDoesNotCopy(t *testing.T) {
+	log, err := traffic.Log(20_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := make([]json.RawMessage, len(log))
+	for i := range log {
+		if lines[i], err = json.Marshal(log[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seeds := map[string]func() (*session.Session, error){
+		"Seed":     func() (*session.Session, error) { return session.Seed(log) },
+		"SeedJSON": func() (*session.Session, error) { return session.SeedJSON(lines) },
+		"SeedLog": func() (*session.Session, error) {
+			var d event.Decoder
+			for _, l := range lines {
+				if err := d.Decode(l); err != nil {
+					return nil, err
+				}
+			}
+			return session.SeedLog(d.Log())
+		},
+	}
+	for name, seed := range seeds {
+		t.Run(name, func(t *testing.T) {
+			s, err := seed()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for i := 0; i < 16; i++ {
+				if _, err := s.Append(event.TypeTodoWrite, []byte(`{"todos":[]}`), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runtime.ReadMemStats(&after)
+			if got := after.TotalAlloc - before.TotalAlloc; got > 16<<10 {
+				t.Errorf("16 appends after a seed of %d events allocated %d bytes: the log was copied", len(log), got)
+			}
+		})
+	}
+}
