@@ -2,6 +2,7 @@ package event
 
 import (
 	"encoding/json"
+	"sync"
 
 	"math"
 	"strconv"
@@ -35,18 +36,9 @@ func (v *Vocabulary) check(e *Event, wantSeq int64, dataChecked bool) *Error {
 		return Errorf(CodeUnknownType, e.Seq, "unknown event type %q (an event of a type this reader does not know is kept only when it is marked \"ignorable\": true)", e.Type)
 	}
 	if !dataChecked {
-		// SURF-4
-		compact, members, why := compactData(e.Data)
-		if why != "" {
-			return Errorf(CodeDataNotJSON, e.Seq, "data of %s: %s", e.Type, why)
+		if err := checkData(e, spec, ok); err != nil {
+			return err
 		}
-		// SURF-5 (the shape of an unknown type is unknown)
-		if ok {
-			if err := checkShape(spec, compact, members); err != "" {
-				return Errorf(CodeDataInvalid, e.Seq, "data of %s: %s", e.Type, err)
-			}
-		}
-		e.Data = compact
 	}
 	// SURF-6
 	if !ok || !spec.Surface {
@@ -126,6 +118,35 @@ func firstDuplicate(xs []int64) (int64, bool) {
 }
 
 // checkShape checks SURF-5 on compact, valid JSON.
+// memberScratch holds the member lists that checkData lends to scan, so
+// that checking an event's data allocates only its compact text.
+var memberScratch = sync.Pool{New: func() any { return new([]member) }}
+
+// checkData checks e.Data against SURF-4 and, when the type is known,
+// SURF-5, and replaces it with its compact form.
+func checkData(e *Event, spec *TypeSpec, known bool) *Error {
+	scratch := memberScratch.Get().(*[]member)
+	defer memberScratch.Put(scratch)
+	compact, members, why := scan(e.Data, false, *scratch)
+	if members != nil {
+		defer func() {
+			clear(members) // keep no reference to the caller's bytes
+			*scratch = members[:0]
+		}()
+	}
+	if why != "" {
+		return Errorf(CodeDataNotJSON, e.Seq, "data of %s: %s", e.Type, why)
+	}
+	// SURF-5 (the shape of an unknown type is unknown)
+	if known {
+		if err := checkShape(spec, compact, members); err != "" {
+			return Errorf(CodeDataInvalid, e.Seq, "data of %s: %s", e.Type, err)
+		}
+	}
+	e.Data = compact
+	return nil
+}
+
 func checkShape(spec *TypeSpec, data []byte, members []member) string {
 	if len(data) == 0 || data[0] != '{' {
 		return "not a JSON object"

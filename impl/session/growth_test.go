@@ -59,3 +59,20 @@ func TestFirstAppendAfterSeedDoesNotCopy(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendAllocations: an append allocates the compact copy of its data
+// and nothing else but its share of the log's growth. It fails when the
+// event escapes to the heap on its way through validation, or when
+// checking the data allocates a list of its members.
+func TestAppendAllocations(t *testing.T) {
+	s := session.New()
+	var data any = json.RawMessage(`{"todos":[{"content":"a","status":"pending"}]}`)
+	got := testing.AllocsPerRun(1000, func() {
+		if _, err := s.Append(event.TypeTodoWrite, data, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if got > 1 {
+		t.Errorf("an append allocates %v times; want 1 (its compact data)", got)
+	}
+}

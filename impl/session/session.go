@@ -114,7 +114,7 @@ func Seed(events []event.Event, opts ...Option) (*Session, error) {
 		if e.Sources != nil {
 			e.Sources = slices.Clone(e.Sources)
 		}
-		if err := s.mgr.ValidateWith(s.log, &e, s.cfg.vocabulary.Check); err != nil {
+		if err := s.mgr.ValidateIn(s.log, &e, s.cfg.vocabulary); err != nil {
 			err.Index = i
 			return nil, err
 		}
@@ -248,7 +248,7 @@ func (s *Session) AppendEvent(e event.Event) (event.Event, error) {
 func (s *Session) commit(e event.Event) (event.Event, error) {
 	// Validate compacts e.Data into a new buffer, so the log never keeps
 	// the caller's bytes.
-	if err := s.mgr.ValidateWith(s.log, &e, s.cfg.vocabulary.Check); err != nil {
+	if err := s.mgr.ValidateIn(s.log, &e, s.cfg.vocabulary); err != nil {
 		return event.Event{}, err
 	}
 	if s.cfg.writeAhead != nil {

@@ -96,20 +96,47 @@ func (m *Manager) Node(seq int64) *Node {
 // e.Data), then SURF-12 to SURF-14 against the current surface. It folds
 // pending events first. Nothing changes when it fails.
 func (m *Manager) Validate(log []event.Event, e *event.Event) *event.Error {
-	return m.ValidateWith(log, e, event.Check)
+	return m.ValidateIn(log, e, nil)
+}
+
+// ValidateIn is Validate with the event-local rules of vocabulary v
+// (v.Check; nil is the catalog). Unlike ValidateWith it lets e stay on
+// its caller's stack: a session's append allocates nothing for it.
+func (m *Manager) ValidateIn(log []event.Event, e *event.Event, v *event.Vocabulary) *event.Error {
+	if err := m.begin(log); err != nil {
+		return err
+	}
+	if err := v.Check(e, int64(len(log))); err != nil {
+		return err
+	}
+	return m.planNext(e)
 }
 
 // ValidateWith is Validate with check in place of event.Check for the
 // event-local rules (a decoded Log checks its events with what it learnt
 // while decoding them).
 func (m *Manager) ValidateWith(log []event.Event, e *event.Event, check func(*event.Event, int64) *event.Error) *event.Error {
+	if err := m.begin(log); err != nil {
+		return err
+	}
+	if err := check(e, int64(len(log))); err != nil {
+		return err
+	}
+	return m.planNext(e)
+}
+
+// begin folds the pending events of log and forgets any earlier plan.
+func (m *Manager) begin(log []event.Event) *event.Error {
 	if err := m.Sync(log); err != nil {
 		return err
 	}
 	m.pending.valid = false
-	if err := check(e, int64(len(log))); err != nil {
-		return err
-	}
+	return nil
+}
+
+// planNext plans e, which passed the event-local rules, and keeps the
+// plan for the Sync that folds it.
+func (m *Manager) planNext(e *event.Event) *event.Error {
 	p, err := m.plan(e)
 	if err != nil {
 		return err
