@@ -165,6 +165,27 @@ func table(w io.Writer, ps []point) {
 			}
 			fmt.Fprintln(w)
 		}
+		versusSteady(w, ps, b)
+	}
+}
+
+// versusSteady prints, for a first-append benchmark (NAME/afterSeed...),
+// its ratio to the steady append of the same run (NAME/steady) at each
+// size: the figure issue 11 asks to stay within 3x.
+func versusSteady(w io.Writer, ps []point, b string) {
+	prefix, variant, ok := strings.Cut(b, "/")
+	if !ok || !strings.HasPrefix(variant, "afterSeed") {
+		return
+	}
+	var parts []string
+	for _, n := range sizes(ps, b) {
+		first, steady := find(ps, b, "impl", n), find(ps, prefix+"/steady", "impl", n)
+		if first != nil && steady != nil && steady.ns > 0 {
+			parts = append(parts, fmt.Sprintf("%d: %.2fx", n, first.ns/steady.ns))
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "\n%s / %s/steady: %s\n", b, prefix, strings.Join(parts, ", "))
 	}
 }
 
