@@ -1,6 +1,10 @@
 package event
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
 
 // arena hands out the memory for event data: compact data is written
 // straight into large chunks, so a decoded log costs one copy of its data
@@ -307,22 +311,23 @@ func decodeWire(b []byte, a *arena) (e Event, ok bool, err *Error) {
 	return e, dataOK && shapeOK(e.Type, e.Data, members), nil
 }
 
-// keyString returns the value of a JSON string token (with its quotes).
+// keyString returns the value of a JSON string token (with its quotes),
+// as encoding/json reads it: escapes resolved, and a byte that is not
+// UTF-8 read as U+FFFD, as JSON.parse reads a line decoded as UTF-8 (the
+// model reads it so too; the fuzzer found the difference).
 func keyString(tok []byte) (string, bool) {
 	if len(tok) < 2 || tok[0] != '"' || tok[len(tok)-1] != '"' {
 		return "", false
 	}
 	raw := tok[1 : len(tok)-1]
-	for _, c := range raw {
-		if c == '\\' {
-			var s string
-			if json.Unmarshal(tok, &s) != nil {
-				return "", false
-			}
-			return s, true
-		}
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw), true
 	}
-	return string(raw), true
+	var s string
+	if json.Unmarshal(tok, &s) != nil {
+		return "", false
+	}
+	return s, true
 }
 
 // parseSmallInt parses a plain non-negative integer literal of at most 15
