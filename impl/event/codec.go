@@ -95,7 +95,7 @@ type rawMember struct {
 // (compacted) text. It fails on invalid JSON, a non-object, or a duplicate
 // key of the object; values are checked for syntax only.
 func objectMembers(b []byte) ([]rawMember, bool) {
-	out, members, why := scan(b, true, nil)
+	out, members, why := scan(b, true)
 	if why != "" || len(out) == 0 || out[0] != '{' {
 		return nil, false
 	}

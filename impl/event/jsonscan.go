@@ -36,14 +36,11 @@ type scanner struct {
 // compactData checks data against SURF-4 and returns its compact form and
 // the members of its top-level object. On failure it returns a reason.
 func compactData(data []byte) (out []byte, members []member, reason string) {
-	return scan(data, false, nil)
+	return scan(data, false)
 }
 
-// scan is compactData, or with lenient the envelope decoder's syntax-only
-// scan. The members are appended to scratch[:0], so a caller with room for
-// them on its stack allocates only the compact text.
-func scan(data []byte, lenient bool, scratch []member) (out []byte, members []member, reason string) {
-	s := scanner{in: data, out: make([]byte, 0, len(data)), lenient: lenient, members: scratch[:0]}
+func scan(data []byte, lenient bool) (out []byte, members []member, reason string) {
+	s := scanner{in: data, out: make([]byte, 0, len(data)), lenient: lenient}
 	s.ws()
 	if !s.value() {
 		return nil, nil, s.bad

@@ -2,10 +2,9 @@ package event
 
 import (
 	"encoding/json"
-	"sync"
-
 	"math"
 	"strconv"
+	"sync"
 )
 
 // Check validates the event-local rules SURF-1 to SURF-9 for e as the
@@ -117,22 +116,22 @@ func firstDuplicate(xs []int64) (int64, bool) {
 	return 0, false
 }
 
-// checkShape checks SURF-5 on compact, valid JSON.
-// memberScratch holds the member lists that checkData lends to scan, so
-// that checking an event's data allocates only its compact text.
+// memberScratch holds the member lists that checkData lends to
+// scanDataInto, so that checking an event's data allocates only its
+// compact text.
 var memberScratch = sync.Pool{New: func() any { return new([]member) }}
 
 // checkData checks e.Data against SURF-4 and, when the type is known,
 // SURF-5, and replaces it with its compact form.
 func checkData(e *Event, spec *TypeSpec, known bool) *Error {
 	scratch := memberScratch.Get().(*[]member)
-	defer memberScratch.Put(scratch)
-	compact, members, why := scan(e.Data, false, *scratch)
-	if members != nil {
-		defer func() {
-			clear(members) // keep no reference to the caller's bytes
-			*scratch = members[:0]
-		}()
+	defer func() {
+		clear(*scratch) // keep no reference to the caller's bytes
+		memberScratch.Put(scratch)
+	}()
+	end, compact, members, why := scanDataInto(e.Data, skipSpace(e.Data, 0), make([]byte, 0, len(e.Data)), scratch)
+	if why == "" && skipSpace(e.Data, end) != len(e.Data) {
+		why = "trailing bytes after the JSON value"
 	}
 	if why != "" {
 		return Errorf(CodeDataNotJSON, e.Seq, "data of %s: %s", e.Type, why)
@@ -147,6 +146,7 @@ func checkData(e *Event, spec *TypeSpec, known bool) *Error {
 	return nil
 }
 
+// checkShape checks SURF-5 on compact, valid JSON.
 func checkShape(spec *TypeSpec, data []byte, members []member) string {
 	if len(data) == 0 || data[0] != '{' {
 		return "not a JSON object"
