@@ -84,21 +84,31 @@ func pgCtx() (context.Context, context.CancelFunc) {
 // writer, anywhere, gets persist.locked until this store is closed. It
 // reads the session's events in one streamed query.
 func OpenPostgres(url string, header Header, opts ...PostgresOption) (*Postgres, error) {
+	ctx, cancel := pgCtx()
+	defer cancel()
+	p, err := dialPostgres(ctx, url, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.open(ctx, header); err != nil {
+		p.conn.Close(context.Background())
+		return nil, err
+	}
+	return p, nil
+}
+
+// dialPostgres connects to url and returns a Postgres on that connection
+// with opts applied (schema "surface" unless one is given).
+func dialPostgres(ctx context.Context, url string, opts []PostgresOption) (*Postgres, error) {
 	p := &Postgres{url: url, schema: "surface"}
 	for _, o := range opts {
 		o(p)
 	}
-	ctx, cancel := pgCtx()
-	defer cancel()
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		return nil, ioError(err, "connect to the Postgres database")
 	}
 	p.conn = conn
-	if err := p.open(ctx, header); err != nil {
-		conn.Close(context.Background())
-		return nil, err
-	}
 	return p, nil
 }
 
@@ -331,12 +341,12 @@ func (p *Postgres) crash() {
 // "surface" unless given), sorted; none when the schema does not exist.
 func PostgresSessions(url string, opts ...PostgresOption) ([]string, error) {
 	var ids []string
-	err := withReadConn(url, opts, func(ctx context.Context, conn *pgx.Conn, p *Postgres) error {
+	err := withReadConn(url, opts, func(ctx context.Context, p *Postgres) error {
 		var exists bool
-		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'sessions')`, p.schema).Scan(&exists); err != nil || !exists {
+		if err := p.conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'sessions')`, p.schema).Scan(&exists); err != nil || !exists {
 			return err
 		}
-		rows, err := conn.Query(ctx, `SELECT id FROM `+p.ident()+`.sessions ORDER BY id`)
+		rows, err := p.conn.Query(ctx, `SELECT id FROM `+p.ident()+`.sessions ORDER BY id`)
 		if err != nil {
 			return ioError(err, "list sessions")
 		}
@@ -349,8 +359,8 @@ func PostgresSessions(url string, opts ...PostgresOption) ([]string, error) {
 // ReadPostgres reads the events of one session without locking it.
 func ReadPostgres(url, sessionID string, opts ...PostgresOption) ([]event.Event, error) {
 	var events []event.Event
-	err := withReadConn(url, opts, func(ctx context.Context, conn *pgx.Conn, p *Postgres) error {
-		l, err := readPostgresLog(ctx, conn, p.schema, sessionID)
+	err := withReadConn(url, opts, func(ctx context.Context, p *Postgres) error {
+		l, err := readPostgresLog(ctx, p.conn, p.schema, sessionID)
 		events = l.Events()
 		return err
 	})
@@ -358,18 +368,15 @@ func ReadPostgres(url, sessionID string, opts ...PostgresOption) ([]event.Event,
 }
 
 // withReadConn connects to url for a read that takes no lock and runs
-// read with the options applied (schema "surface" unless given).
-func withReadConn(url string, opts []PostgresOption, read func(ctx context.Context, conn *pgx.Conn, p *Postgres) error) error {
-	p := &Postgres{schema: "surface"}
-	for _, o := range opts {
-		o(p)
-	}
+// read on that connection (p.conn) with the options applied (schema
+// "surface" unless given).
+func withReadConn(url string, opts []PostgresOption, read func(ctx context.Context, p *Postgres) error) error {
 	ctx, cancel := pgCtx()
 	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
+	p, err := dialPostgres(ctx, url, opts)
 	if err != nil {
-		return ioError(err, "connect to the Postgres database")
+		return err
 	}
-	defer conn.Close(context.Background())
-	return read(ctx, conn, p)
+	defer p.conn.Close(context.Background())
+	return read(ctx, p)
 }
