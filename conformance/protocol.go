@@ -10,7 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,6 +41,21 @@ type Response struct {
 	Type   string `json:"type"`
 	Result Result `json:"result,omitempty"`
 	Reason string `json:"reason,omitempty"`
+}
+
+// MarshalJSON writes a response as PROTOCOL.md shows it: "result" only on
+// a result, so a reset is answered exactly {"type":"ok"}.
+func (r Response) MarshalJSON() ([]byte, error) {
+	type plain struct {
+		Type   string  `json:"type"`
+		Result *Result `json:"result,omitempty"`
+		Reason string  `json:"reason,omitempty"`
+	}
+	p := plain{Type: r.Type, Reason: r.Reason}
+	if r.Type == "result" {
+		p.Result = &r.Result
+	}
+	return json.Marshal(p)
 }
 
 // Testee is something the runner can play vectors against.
@@ -111,17 +126,26 @@ func Serve(t Testee, r io.Reader, w io.Writer) error {
 // group of its own: a testee that dies, hangs past Timeout or prints
 // something that is not a protocol message fails the current request and
 // is killed with every process it started; the next Reset starts it again.
+//
+// Two clocks apply: StartTimeout bounds starting the testee and its
+// handshake (a race-enabled or JIT-compiled testee on a busy machine can
+// take seconds to start), Timeout bounds the answer to each later request.
 type Exec struct {
 	Command string
 	Argv    []string
+	// Timeout bounds each request after the handshake (default 10 s).
 	Timeout time.Duration
-	Log     io.Writer
+	// StartTimeout bounds the start and the hello handshake (default 60 s,
+	// and never less than Timeout).
+	StartTimeout time.Duration
+	Log          io.Writer
 
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	lines chan []byte
 	hello *Hello
 	mu    sync.Mutex
+	pid   atomic.Int64 // the running testee's pid (its group's id), 0 when none
 }
 
 // errTimeout is in the error of a request the testee did not answer in
@@ -138,7 +162,7 @@ func (x *Exec) start() error {
 	default:
 		return errors.New("empty --exec command")
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	cmd.Stderr = x.Log
 	if x.Log == nil {
 		cmd.Stderr = os.Stderr
@@ -169,8 +193,9 @@ func (x *Exec) start() error {
 		}
 	}()
 	x.cmd, x.stdin, x.lines = cmd, stdin, lines
+	x.pid.Store(int64(cmd.Process.Pid))
 	h := Hello{}
-	if err := x.roundTrip(Request{Type: "hello", Protocol: ProtocolVersion}, &h); err != nil {
+	if err := x.roundTripWithin(Request{Type: "hello", Protocol: ProtocolVersion}, &h, x.startTimeout()); err != nil {
 		x.kill()
 		return fmt.Errorf("handshake: %w", err)
 	}
@@ -185,21 +210,62 @@ func (x *Exec) start() error {
 // kill ends the testee and everything it started (its process group).
 func (x *Exec) kill() {
 	if x.cmd != nil && x.cmd.Process != nil {
-		syscall.Kill(-x.cmd.Process.Pid, syscall.SIGKILL)
+		signalGroup(x.cmd.Process.Pid, os.Kill)
 		x.cmd.Process.Kill()
 		x.cmd.Wait()
 	}
+	x.pid.Store(0)
 	x.cmd = nil
 }
 
+// Stop forwards sig (SIGINT or SIGTERM, say) to the testee's process
+// group, gives it grace to exit, then kills what is left of the group.
+// It does not wait for a request in flight (it takes no lock), so a
+// runner can call it from a signal handler while a request hangs; the
+// request then fails and the Exec is left with no testee.
+func (x *Exec) Stop(sig os.Signal, grace time.Duration) {
+	pid := int(x.pid.Load())
+	if pid <= 0 {
+		return
+	}
+	signalGroup(pid, sig)
+	deadline := time.Now().Add(grace)
+	for groupAlive(pid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	signalGroup(pid, os.Kill)
+}
+
+// DefaultTimeout and DefaultStartTimeout are Exec's clocks when its own
+// are zero.
+const (
+	DefaultTimeout      = 10 * time.Second
+	DefaultStartTimeout = 60 * time.Second
+)
+
+func (x *Exec) requestTimeout() time.Duration {
+	if x.Timeout > 0 {
+		return x.Timeout
+	}
+	return DefaultTimeout
+}
+
+func (x *Exec) startTimeout() time.Duration {
+	t := x.StartTimeout
+	if t <= 0 {
+		t = DefaultStartTimeout
+	}
+	return max(t, x.requestTimeout())
+}
+
 func (x *Exec) roundTrip(req Request, out any) error {
+	return x.roundTripWithin(req, out, x.requestTimeout())
+}
+
+func (x *Exec) roundTripWithin(req Request, out any, timeout time.Duration) error {
 	b, _ := json.Marshal(req)
 	if _, err := x.stdin.Write(append(b, '\n')); err != nil {
 		return fmt.Errorf("testee is gone: %w", err)
-	}
-	timeout := x.Timeout
-	if timeout == 0 {
-		timeout = 10 * time.Second
 	}
 	select {
 	case line, ok := <-x.lines:
@@ -284,10 +350,11 @@ func (x *Exec) Close() error {
 		select {
 		case <-done:
 		case <-time.After(2 * time.Second):
-			syscall.Kill(-x.cmd.Process.Pid, syscall.SIGKILL)
+			signalGroup(x.cmd.Process.Pid, os.Kill)
 			x.cmd.Process.Kill()
 			<-done
 		}
+		x.pid.Store(0)
 		x.cmd = nil
 	}
 	return nil

@@ -114,7 +114,7 @@ type Options struct {
 func Run(vectors []Vector, t Testee, opts Options) (*Report, error) {
 	hello, err := t.Hello()
 	if err != nil {
-		return nil, fmt.Errorf("testee handshake: %w", err)
+		return nil, fmt.Errorf("testee: %w", err)
 	}
 	has := map[string]bool{}
 	for _, f := range hello.Features {
@@ -395,12 +395,10 @@ type KnownFailures struct {
 	Failures map[string]string `json:"failures"`
 }
 
-// ReadKnownFailures reads a known-failures file; a missing file is empty.
+// ReadKnownFailures reads a known-failures file. A missing file is an
+// error: a typo in its name must not make every failure unexpected.
 func ReadKnownFailures(path string) (map[string]string, error) {
 	b, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return map[string]string{}, nil
-	}
 	if err != nil {
 		return nil, err
 	}

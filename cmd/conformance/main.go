@@ -45,7 +45,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "validate":
 		return validateCmd(args, stdout, stderr)
 	case "coverage":
-		return coverageCmd(stdout, stderr)
+		return coverageCmd(args, stdout, stderr)
 	case "help", "-h", "--help":
 		return helpCmd(stdout)
 	default:
@@ -62,7 +62,7 @@ var commands = []struct {
 	{"run", "conformance [run] [flags] [-- ARGV...]", "play the vectors against a testee; after --, the testee's argv (no shell)", func() *flag.FlagSet { fs, _ := runFlags(); return fs }},
 	{"testee", "conformance testee [--model]", "serve the testee protocol on stdin/stdout", func() *flag.FlagSet { fs, _ := testeeFlags(); return fs }},
 	{"random", "conformance random [flags]", "random differential runs, implementation against model, shrunk on failure", func() *flag.FlagSet { fs, _ := randomFlags(); return fs }},
-	{"validate", "conformance validate [flags] FILE...", "check stored logs (JSONL or SQLite) against the spec, read-only", func() *flag.FlagSet { fs, _ := validateFlags(io.Discard); return fs }},
+	{"validate", "conformance validate [flags] FILE|POSTGRES-URL...", "check stored logs (JSONL files, SQLite databases, postgres:// URLs) against the spec, read-only", func() *flag.FlagSet { fs, _ := validateFlags(io.Discard); return fs }},
 	{"coverage", "conformance coverage", "the rules and error codes the vectors cover", nil},
 	{"help", "conformance help", "this list", nil},
 }
@@ -83,7 +83,64 @@ func helpCmd(w io.Writer) int {
 		})
 	}
 	fmt.Fprintln(w, "\nexit status: 0 pass; 1 failures, or a run that proves nothing; 2 usage or runner error")
+	fmt.Fprintln(w, "(`go run` reports every non-zero status of the program as 1: build the binary to see 2)")
 	return 0
+}
+
+// parse parses the flags of command name, with a usage message that names
+// the command (not "Usage of run:"). It returns the exit status to end
+// with, or -1 to go on: -h and --help print the usage and end with 0, a
+// bad flag ends with 2.
+func parse(fs *flag.FlagSet, name string, args []string, stderr io.Writer) int {
+	fs.SetOutput(stderr)
+	fs.Usage = func() { commandUsage(stderr, name, fs) }
+	switch err := fs.Parse(args); {
+	case err == flag.ErrHelp:
+		return 0
+	case err != nil:
+		return 2
+	}
+	return -1
+}
+
+// commandUsage prints one command's usage line and flags.
+func commandUsage(w io.Writer, name string, fs *flag.FlagSet) {
+	for _, c := range commands {
+		if c.name == name {
+			fmt.Fprintf(w, "usage: %s\n  %s\n", c.usage, c.what)
+		}
+	}
+	if name == "validate" {
+		fmt.Fprintln(w, "exit status: 0 every log valid, 1 a log breaks a rule, 2 usage or input error")
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		n := "--" + f.Name
+		if f.DefValue != "" && f.DefValue != "false" {
+			n += "=" + f.DefValue
+		}
+		fmt.Fprintf(w, "  %-28s %s\n", n, f.Usage)
+	})
+}
+
+// parseInterleaved is parse for a command whose flags may come after its
+// operands (validate FILE --session ID): it returns the operands. After
+// "--" everything is an operand.
+func parseInterleaved(fs *flag.FlagSet, name string, args []string, stderr io.Writer) ([]string, int) {
+	var operands []string
+	for {
+		if code := parse(fs, name, args, stderr); code >= 0 {
+			return nil, code
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return operands, -1
+		}
+		if len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			return append(operands, rest...), -1
+		}
+		operands = append(operands, rest[0])
+		args = rest[1:]
+	}
 }
 
 type runOptions struct {
@@ -116,15 +173,22 @@ func runFlags() (*flag.FlagSet, runOptions) {
 
 func runCmd(args []string, stdout, stderr io.Writer) int {
 	fs, o := runFlags()
-	fs.SetOutput(stderr)
 	execCmd := o.execCmd
 	useModel, prefix, tier, features, known, fix, format, out, vectorsDir, timeout := o.useModel, o.prefix, o.tier, o.features, o.known, o.fix, o.format, o.out, o.vectorsDir, o.timeout
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code := parse(fs, "run", args, stderr); code >= 0 {
+		return code
 	}
 	argv := fs.Args() // after --: the testee's argv
 	if len(argv) > 0 && *execCmd != "" {
 		fmt.Fprintln(stderr, "conformance: give the testee either --exec or an argv after --, not both")
+		return 2
+	}
+	if *useModel && (len(argv) > 0 || *execCmd != "") {
+		fmt.Fprintln(stderr, "conformance: --model tests the built-in model; it cannot be combined with a testee (--exec or an argv after --)")
+		return 2
+	}
+	if *o.maxTimeouts < 1 || *timeout <= 0 {
+		fmt.Fprintln(stderr, "conformance: --timeout and --max-timeouts must be positive")
 		return 2
 	}
 	vectors, err := loadVectors(*vectorsDir)
@@ -133,11 +197,19 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var t conformance.Testee
+	var x *conformance.Exec
+	stopSignals := func() {}
 	switch {
 	case len(argv) > 0:
-		t = &conformance.Exec{Argv: argv, Timeout: *timeout, Log: stderr}
+		x = &conformance.Exec{Argv: argv, Timeout: *timeout, Log: stderr}
 	case *execCmd != "":
-		t = &conformance.Exec{Command: *execCmd, Timeout: *timeout, Log: stderr}
+		x = &conformance.Exec{Command: *execCmd, Timeout: *timeout, Log: stderr}
+	}
+	switch {
+	case x != nil:
+		t = x
+		stopSignals = forwardSignals(x, stderr)
+		defer stopSignals()
 	case *useModel:
 		t = conformance.NewModelMachine()
 	default:
@@ -163,6 +235,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	rep, err := conformance.Run(vectors, t, opts)
+	stopSignals() // after a forwarded signal, this waits for the exit
 	if err != nil {
 		fmt.Fprintln(stderr, "conformance:", err)
 		return 2
@@ -246,9 +319,8 @@ func testeeFlags() (*flag.FlagSet, *bool) {
 
 func testeeCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs, useModel := testeeFlags()
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code := parse(fs, "testee", args, stderr); code >= 0 {
+		return code
 	}
 	var m *conformance.Machine
 	if *useModel {
@@ -279,9 +351,12 @@ func randomFlags() (*flag.FlagSet, randomOptions) {
 
 func randomCmd(args []string, stdout, stderr io.Writer) int {
 	fs, o := randomFlags()
-	fs.SetOutput(stderr)
 	n, seed, steps := o.n, o.seed, o.steps
-	if err := fs.Parse(args); err != nil {
+	if code := parse(fs, "random", args, stderr); code >= 0 {
+		return code
+	}
+	if *n < 1 || *steps < 1 || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "conformance random: -n and -steps must be at least 1, and random takes no operands")
 		return 2
 	}
 	if *seed == 0 {
@@ -303,7 +378,15 @@ func randomCmd(args []string, stdout, stderr io.Writer) int {
 	return 1
 }
 
-func coverageCmd(stdout, stderr io.Writer) int {
+func coverageCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("coverage", flag.ContinueOnError)
+	if code := parse(fs, "coverage", args, stderr); code >= 0 {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "conformance coverage: takes no operands")
+		return 2
+	}
 	vectors, err := conformance.Embedded()
 	if err != nil {
 		fmt.Fprintln(stderr, err)

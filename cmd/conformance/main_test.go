@@ -5,6 +5,7 @@ import (
 
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,6 +52,54 @@ func TestRunExitCodes(t *testing.T) {
 	}
 	if code, out := call("coverage"); code != 0 || !strings.Contains(out, "| SURF-13 (not reversed) | MUST |") {
 		t.Fatalf("coverage: %d\n%s", code, out)
+	}
+}
+
+// TestUsageErrors: -h prints the command's own usage and exits 0; flags
+// that make no sense are usage errors (2), never a silent PASS.
+func TestUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", "-h"}, 0, "usage: conformance [run]"},
+		{[]string{"coverage", "-h"}, 0, "usage: conformance coverage"},
+		{[]string{"random", "-h"}, 0, "usage: conformance random"},
+		{[]string{"testee", "-h"}, 0, "usage: conformance testee"},
+		{[]string{"random", "-n", "-5"}, 2, "at least 1"},
+		{[]string{"random", "-n", "0"}, 2, "at least 1"},
+		{[]string{"random", "-steps", "0"}, 2, "at least 1"},
+		{[]string{"run", "--model", "--exec", "true"}, 2, "--model"},
+		{[]string{"run", "--model", "--", "true"}, 2, "--model"},
+		{[]string{"run", "--known-failures", filepath.Join(t.TempDir(), "missing.json"), "--prefix", "surface.edge.replace"}, 2, "no such file"},
+		{[]string{"run", "--max-timeouts", "0"}, 2, "positive"},
+		{[]string{"coverage", "extra"}, 2, "no operands"},
+	}
+	for _, c := range cases {
+		code, out := call(c.args...)
+		if code != c.code || !strings.Contains(out, c.want) || strings.Contains(out, "Usage of") {
+			t.Errorf("%v: exit %d, want %d with %q:\n%s", c.args, code, c.code, c.want, out)
+		}
+	}
+}
+
+// TestMessagesSayThingsOnce: no error message repeats its prefix or ends
+// in <nil>.
+func TestMessagesSayThingsOnce(t *testing.T) {
+	code, out := call("run", "--exec", "exit 0")
+	if code != 2 || strings.Count(out, "handshake") != 1 || strings.Contains(out, "<nil>") {
+		t.Errorf("a testee that exits at once: %d %q", code, out)
+	}
+	dir := t.TempDir()
+	st, err := persist.OpenJSONL(filepath.Join(dir, "s.jsonl"), persist.Header{ID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	err = st.Append(event.Event{Type: event.TypeTodoWrite, Data: json.RawMessage(`{"todos":[]}`)})
+	if !errors.Is(err, event.CodePersistClosed) || strings.Contains(err.Error(), "<nil>") {
+		t.Errorf("append to a closed store: %v", err)
 	}
 }
 
@@ -125,6 +174,22 @@ func TestValidateExitCodes(t *testing.T) {
 		{[]string{good, filepath.Join(dir, "missing.jsonl")}, 2, "OK"},
 		{[]string{}, 2, "usage"},
 		{[]string{"--progress", "sometimes", good}, 2, "--progress"},
+		// Flags after the operands (issue 17).
+		{[]string{oneSession, "--session", "only"}, 0, `session "only": OK 0 events`},
+		{[]string{oneSession, "--session", "nobody"}, 2, `no session "nobody"`},
+		// The worst verdict of several files, whatever their order.
+		{[]string{config, good}, 1, "OK"},
+		{[]string{good, config}, 1, "OK"},
+		{[]string{dir}, 2, "a directory"},
+		{[]string{"-h"}, 0, "postgres://"},
+	}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		// A file that never ends a line: refused in bounded memory.
+		cases = append(cases, struct {
+			args []string
+			code int
+			want string
+		}{[]string{"/dev/zero"}, 1, "longer than"})
 	}
 	for _, c := range cases {
 		before := snapshot(t, dir)

@@ -49,16 +49,12 @@ func validateFlags(stderr io.Writer) (*flag.FlagSet, validateOptions) {
 func validateCmd(args []string, stdout, stderr io.Writer) int {
 	fs, o := validateFlags(stderr)
 	sessionID, withModel, progressMode := o.sessionID, o.withModel, o.progressMode
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: conformance validate [--session ID] [--model] [--progress auto|always|never] FILE|POSTGRES-URL...")
-		fmt.Fprintln(stderr, "exit status: 0 every log valid, 1 a log breaks a rule, 2 usage or input error")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return validInput
+	paths, code := parseInterleaved(fs, "validate", args, stderr)
+	if code >= 0 {
+		return code
 	}
 	pgSchema = *o.pgSchema
-	if fs.NArg() == 0 {
+	if len(paths) == 0 {
 		fs.Usage()
 		return validInput
 	}
@@ -68,7 +64,7 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 		return validInput
 	}
 	status := validOK
-	for _, path := range fs.Args() {
+	for _, path := range paths {
 		status = max(status, validatePath(path, *sessionID, *withModel, prog, stdout))
 	}
 	return status
@@ -86,6 +82,11 @@ func validatePath(path, sessionID string, withModel bool, prog *progress, stdout
 	f, err := os.Open(path)
 	if err != nil {
 		fmt.Fprintf(stdout, "%s: ERROR %v\n", path, err)
+		return validInput
+	}
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		fmt.Fprintf(stdout, "%s: ERROR a directory, not a session file\n", path)
 		return validInput
 	}
 	magic := make([]byte, 16)

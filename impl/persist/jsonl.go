@@ -218,7 +218,10 @@ func scan(f io.Reader, path string, size int64) (sc scanned, err error) {
 	var d event.Decoder
 	defer func() { sc.log = d.Log() }()
 	r := bufio.NewReaderSize(f, 64<<10)
-	line, rerr := readLine(r)
+	line, rerr := readLine(r, MaxHeaderBytes)
+	if rerr == errLineTooLong {
+		return sc, event.Errorf(event.CodePersistNotASession, -1, "%s is not a session log: its first line is longer than %d bytes, which no session header is; it was left as it is", path, MaxHeaderBytes)
+	}
 	if rerr != nil && rerr != io.EOF {
 		return sc, ioError(rerr, "read %s", path)
 	}
@@ -228,7 +231,10 @@ func scan(f io.Reader, path string, size int64) (sc scanned, err error) {
 	sc.good = int64(len(line))
 	headerLen := sc.good
 	for lineNo := 2; ; lineNo++ {
-		line, rerr = readLine(r)
+		line, rerr = readLine(r, MaxLineBytes)
+		if rerr == errLineTooLong {
+			return sc, event.Errorf(event.CodePersistCorrupt, -1, "%s: line %d is longer than %d bytes (STORE-2)", path, lineNo, MaxLineBytes)
+		}
 		if rerr != nil && rerr != io.EOF {
 			return sc, ioError(rerr, "read %s", path)
 		}
@@ -273,16 +279,35 @@ func lineError(err error, path string, lineNo, index int) error {
 	return err
 }
 
-// readLine returns the next line with its '\n', of any length.
-func readLine(r *bufio.Reader) ([]byte, error) {
+// MaxHeaderBytes and MaxLineBytes bound the lines a JSONL reader takes
+// (STORE-1, STORE-2): a first line longer than MaxHeaderBytes is no session
+// header (persist.not_a_session), an event line longer than MaxLineBytes is
+// persist.corrupt. So a reader never holds more than that much of one line,
+// whatever it is pointed at (a device that never ends a line, say).
+const (
+	MaxHeaderBytes = 1 << 20
+	MaxLineBytes   = 256 << 20
+)
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine returns the next line with its '\n', of at most limit bytes
+// (errLineTooLong beyond).
+func readLine(r *bufio.Reader, limit int) ([]byte, error) {
 	line, err := r.ReadSlice('\n')
 	if err != bufio.ErrBufferFull {
+		if len(line) > limit {
+			return nil, errLineTooLong
+		}
 		return line, err
 	}
 	buf := append([]byte(nil), line...)
 	for err == bufio.ErrBufferFull {
 		line, err = r.ReadSlice('\n')
 		buf = append(buf, line...)
+		if len(buf) > limit {
+			return nil, errLineTooLong
+		}
 	}
 	return buf, err
 }
@@ -360,8 +385,8 @@ func (j *JSONL) Path() string { return j.path }
 func (j *JSONL) Append(e event.Event) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.closed || j.broken != nil {
-		return event.Errorf(event.CodePersistClosed, e.Seq, "store %s is closed or failed earlier: %v", j.path, j.broken)
+	if err := closedError(j.closed, j.broken, e.Seq, "store "+j.path); err != nil {
+		return err
 	}
 	if e.Seq != j.next {
 		return event.Errorf(event.CodePersistConflict, e.Seq, "store %s holds %d events: event %d is not the next one (two sessions write through one store?)", j.path, j.next, e.Seq)

@@ -3,6 +3,7 @@ package persist
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -282,8 +283,8 @@ func (p *Postgres) Report() LoadReport { return LoadReport{Events: p.loaded} }
 func (p *Postgres) Append(e event.Event) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || p.broken != nil {
-		return event.Errorf(event.CodePersistClosed, e.Seq, "Postgres store of session %q is closed or failed earlier: %v", p.header.ID, p.broken)
+	if err := closedError(p.closed, p.broken, e.Seq, fmt.Sprintf("Postgres store of session %q", p.header.ID)); err != nil {
+		return err
 	}
 	if e.Seq != p.next {
 		return event.Errorf(event.CodePersistConflict, e.Seq, "session %q holds %d events: event %d is not the next one (two sessions write through one store?)", p.header.ID, p.next, e.Seq)

@@ -225,3 +225,18 @@ func ioError(err error, format string, args ...any) *event.Error {
 	e.Cause = err
 	return e
 }
+
+// closedError is persist.closed for a store that was closed (closed) or
+// that a failed write left unusable (broken, its cause), or nil when it
+// is neither. what names the store.
+func closedError(closed bool, broken error, seq int64, what string) error {
+	switch {
+	case broken != nil:
+		e := event.Errorf(event.CodePersistClosed, seq, "%s failed earlier and takes no more appends (reopen it): %v", what, broken)
+		e.Cause = broken
+		return e
+	case closed:
+		return event.Errorf(event.CodePersistClosed, seq, "%s is closed", what)
+	}
+	return nil
+}
