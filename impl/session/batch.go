@@ -69,7 +69,11 @@ func (s *Session) AppendBatch(build func(tx Tx) ([]Draft, error)) ([]event.Event
 	}
 	out := make([]event.Event, 0, len(drafts))
 	for _, d := range drafts {
-		e := event.Event{Type: d.Type, Seq: int64(len(s.log)), Time: s.cfg.clock(), Data: toJSON(d.Data)}
+		raw, jerr := event.MarshalData(d.Data)
+		if jerr != nil {
+			return out, jerr
+		}
+		e := event.Event{Type: d.Type, Seq: int64(len(s.log)), Time: s.cfg.clock(), Data: raw}
 		if d.Intent != nil {
 			e.Op = d.Intent.Op
 			if d.Intent.Sources != nil {

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 	"sync"
@@ -219,7 +218,11 @@ func SeedLog(l *event.Log, opts ...Option) (*Session, error) {
 // The returned event is the one in the log, with its seq, time and compact
 // data. On error nothing changes and the error is an *event.Error.
 func (s *Session) Append(t event.Type, data any, intent *event.Intent) (event.Event, error) {
-	raw := toJSON(data)
+	raw, jerr := event.MarshalData(data)
+	if jerr != nil {
+		jerr.Seq = -1
+		return event.Event{}, jerr
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := event.Event{Type: t, Seq: int64(len(s.log)), Time: s.cfg.clock(), Data: raw}
@@ -283,24 +286,6 @@ func (s *Session) Repair() ([]event.Event, error) {
 		s.cfg.trace.write(TraceLine{Action: "repair", Closers: len(closers), Surface: s.surfaceNow()})
 	}
 	return closers, nil
-}
-
-// toJSON returns the JSON text of data, or nil when it has none, which
-// event.Check rejects with event.data_not_json in its turn (SURF-4).
-func toJSON(data any) []byte {
-	switch d := data.(type) {
-	case json.RawMessage:
-		return d
-	case []byte:
-		return d
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(data); err != nil {
-		return nil
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
 }
 
 // Len is the number of events in the log.
