@@ -1,8 +1,6 @@
 package model
 
 import (
-	"bytes"
-	"encoding/json"
 	"slices"
 
 	"github.com/surfacelog/surface/impl/event"
@@ -33,20 +31,15 @@ func SeedSession(events []event.Event, clock func() int64, opts ...Option) (*Ses
 
 // Append appends an event as session.Session.Append does.
 func (s *Session) Append(t event.Type, data any, intent *event.Intent) (event.Event, error) {
-	var raw []byte
-	switch d := data.(type) {
-	case json.RawMessage:
-		raw = slices.Clone(d)
-	case []byte:
-		raw = slices.Clone(d)
-	default:
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if enc.Encode(data) == nil {
-			raw = bytes.TrimSpace(buf.Bytes())
-		}
+	// Turning a Go value into JSON text is the Go binding's business, not
+	// the surface's: the model uses the library's conversion (SURF-4: the
+	// depth bound, UTF-8, encoding/json's errors), and a value it refuses
+	// never reaches the log or the clock.
+	raw, jerr := event.MarshalData(data)
+	if jerr != nil {
+		return event.Event{}, jerr
 	}
+	raw = slices.Clone(raw)
 	e := event.Event{Type: t, Seq: int64(len(s.log)), Time: s.clock(), Data: raw}
 	if intent != nil {
 		e.Op = intent.Op

@@ -129,6 +129,8 @@ const (
 	CodePersistIO Code = "persist.io"
 	// CodePersistClosed (STORE-6): The store is closed, or refuses appends after a failure it could not undo.
 	CodePersistClosed Code = "persist.closed"
+	// CodePersistForkIncomplete (STORE-14): A fork child's header promises more inherited events (seedLength) than the store holds: the fork that wrote it did not finish.
+	CodePersistForkIncomplete Code = "persist.fork_incomplete"
 )
 
 var allCodes = []Code{
@@ -169,6 +171,7 @@ var allCodes = []Code{
 	CodePersistSchemaVersion,
 	CodePersistIO,
 	CodePersistClosed,
+	CodePersistForkIncomplete,
 }
 
 // CodeRule maps each error code to the spec rule that defines it.
@@ -191,6 +194,7 @@ var CodeRule = map[Code]string{
 	CodePersistClosed:              "STORE-6",
 	CodePersistConflict:            "STORE-10",
 	CodePersistCorrupt:             "STORE-2",
+	CodePersistForkIncomplete:      "STORE-14",
 	CodePersistFormatVersion:       "STORE-1",
 	CodePersistIO:                  "STORE-6",
 	CodePersistLocked:              "STORE-4",

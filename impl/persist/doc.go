@@ -17,11 +17,23 @@
 // bytes that are not JSON at all), and it copies them to NAME.torn-OFFSET
 // first; a complete line that breaks a rule is an error naming the line.
 //
-// One writer, one session: a store holds an exclusive flock on its file
-// while open, so a second writer, in this process or another, gets
-// persist.locked at once; a store has at most one live session (a second
-// Resume is persist.locked) and refuses an event that is not its next seq
-// (persist.conflict).
+// One writer per session (STORE-4): a JSONL store holds an exclusive lock
+// on its file, a SQLite store on a lock file of its session beside the
+// database (PATH.lock-HASH; other sessions of the database have writers of
+// their own), a Postgres store an advisory lock; a second writer of the
+// same session, in this process or another, gets persist.locked at once.
+// A store has at most one live session (a second Resume is persist.locked)
+// and refuses an event that is not its next seq (persist.conflict).
+//
+// Forks are all or nothing (STORE-14): Fork writes a child's header and
+// inherited events as one step (a JSONL file linked into place once
+// complete, one transaction in SQLite and Postgres), and a child whose
+// header promises more events than it holds is refused with
+// persist.fork_incomplete.
+//
+// Postgres: when the connection dies, appends fail with persist.closed;
+// reopen the store with OpenPostgres and Resume it to go on from what was
+// committed.
 //
 // Loading goes through session.Seed, so every rule of the spec is checked:
 // a stored log that breaks one is rejected with the rule's code, and the

@@ -50,6 +50,9 @@ type JSONL struct {
 	broken  error // set when a failed write could not be undone
 	closed  bool
 	scratch []byte
+	// pending is a fork child not written yet (STORE-14): the file does
+	// not exist until Fork links it into place, complete.
+	pending bool
 }
 
 // OpenJSONL opens the session file at path for writing. A file that does
@@ -68,6 +71,13 @@ func OpenJSONL(path string, header Header, opts ...JSONLOption) (*JSONL, error) 
 		o(j)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) && header.SeedLength != nil && *header.SeedLength > 0 {
+		// A fork child: Fork writes it whole, or nothing (STORE-14).
+		header.Version = SessionFormatVersion
+		j.header, j.pending = header, true
+		j.log = new(event.Decoder).Log()
+		return j, nil
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := createJSONL(path, header); err != nil {
 			return nil, err
@@ -388,6 +398,9 @@ func (j *JSONL) Append(e event.Event) error {
 	if err := closedError(j.closed, j.broken, e.Seq, "store "+j.path); err != nil {
 		return err
 	}
+	if j.pending {
+		return event.Errorf(event.CodePersistForkIncomplete, e.Seq, "store %s is a fork child that does not exist yet: persist.Fork writes it (STORE-14)", j.path)
+	}
 	if e.Seq != j.next {
 		return event.Errorf(event.CodePersistConflict, e.Seq, "store %s holds %d events: event %d is not the next one (two sessions write through one store?)", j.path, j.next, e.Seq)
 	}
@@ -423,10 +436,104 @@ func (j *JSONL) Append(e event.Event) error {
 	return nil
 }
 
+// writeSeed implements seedWriter: the header (with seedLength) and the
+// inherited events are written and synced under a temporary name, locked,
+// and then linked into place (a pending child: never over an existing
+// file) or renamed over the header-only file this store created; a crash
+// at any point leaves no child, or this store's empty one, or the whole
+// child (STORE-14).
+func (j *JSONL) writeSeed(h Header, events []event.Event) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := closedError(j.closed, j.broken, 0, "store "+j.path); err != nil {
+		return err
+	}
+	if j.next != 0 {
+		return event.Errorf(event.CodePersistConflict, 0, "fork target %s is not empty", j.path)
+	}
+	h.Version = SessionFormatVersion
+	head, err := json.Marshal(headerLine{Type: "session", Header: h})
+	if err != nil {
+		return ioError(err, "encode header")
+	}
+	dir, base := filepath.Split(j.path)
+	tmp, err := os.CreateTemp(dir, "."+base+".forking-*")
+	if err != nil {
+		return ioError(err, "create the fork child %s", j.path)
+	}
+	linked := false
+	defer func() {
+		if !linked {
+			tmp.Close()
+		}
+		os.Remove(tmp.Name())
+	}()
+	if err := lockFile(tmp, j.path); err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(tmp, 256<<10)
+	w.Write(append(head, '\n'))
+	size := int64(len(head) + 1)
+	line := j.scratch[:0]
+	for k := range events {
+		line, err = events[k].AppendJSON(line[:0])
+		if err != nil {
+			return err
+		}
+		line = append(line, '\n')
+		if _, err := w.Write(line); err != nil {
+			return ioError(err, "write the fork child %s", j.path)
+		}
+		size += int64(len(line))
+		if forkHook != nil {
+			w.Flush()
+			forkHook(k)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return ioError(err, "write the fork child %s", j.path)
+	}
+	if err := tmp.Sync(); err != nil {
+		return ioError(err, "sync the fork child %s", j.path)
+	}
+	if j.pending {
+		err = os.Link(tmp.Name(), j.path)
+		if errors.Is(err, fs.ErrExist) {
+			return event.Errorf(event.CodePersistLocked, 0, "%s appeared while the fork was written: another writer made it; it was left as it is", j.path)
+		}
+	} else {
+		err = os.Rename(tmp.Name(), j.path)
+	}
+	if err != nil {
+		return ioError(err, "put the fork child %s in place", j.path)
+	}
+	if err := syncDir(j.path); err != nil {
+		return err
+	}
+	linked = true
+	if forkHook != nil {
+		forkHook(len(events))
+	}
+	if j.osFile != nil {
+		j.osFile.Close() // the header-only file, now replaced
+	}
+	j.osFile, j.file = tmp, File(tmp)
+	if j.wrap != nil {
+		j.file = j.wrap(j.file)
+	}
+	j.header, j.pending, j.torn = h, false, false
+	j.size, j.next = size, int64(len(events))
+	j.scratch = line[:0]
+	return nil
+}
+
 // Sync implements Store.
 func (j *JSONL) Sync() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.pending {
+		return nil
+	}
 	if err := j.file.Sync(); err != nil {
 		return ioError(err, "sync %s", j.path)
 	}
@@ -442,6 +549,9 @@ func (j *JSONL) Close() error {
 	}
 	j.closed = true
 	defer detach(j)
+	if j.pending {
+		return nil // nothing was written: no child
+	}
 	serr := j.file.Sync()
 	cerr := j.osFile.Close() // releases the flock
 	if err := errors.Join(serr, cerr); err != nil {

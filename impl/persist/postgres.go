@@ -70,6 +70,9 @@ type Postgres struct {
 	next   int64
 	closed bool
 	broken error // set when an append's outcome is unknown
+	// pending is a fork child not written yet (STORE-14): its session
+	// row is written with its events, in one transaction, by Fork.
+	pending bool
 }
 
 const pgTimeout = 30 * time.Second
@@ -151,9 +154,21 @@ func ensurePgSchema(ctx context.Context, conn *pgx.Conn, schema string) error {
 		return ioError(err, "look up schema %q", schema)
 	}
 	id := pgx.Identifier{schema}.Sanitize()
-	if !exists {
-		if _, err := tx.Exec(ctx, `CREATE SCHEMA `+id); err != nil {
-			return ioError(err, "create schema %q", schema)
+	empty := false
+	if exists {
+		// A schema made for the store (by an administrator who grants
+		// this user only that schema, say) and still empty is taken.
+		var objects int
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1`, schema).Scan(&objects); err != nil {
+			return ioError(err, "read schema %q", schema)
+		}
+		empty = objects == 0
+	}
+	if !exists || empty {
+		if !exists {
+			if _, err := tx.Exec(ctx, `CREATE SCHEMA `+id); err != nil {
+				return ioError(err, "create schema %q", schema)
+			}
 		}
 		if _, err := tx.Exec(ctx, sprintf(pgTables, id)); err != nil {
 			return ioError(err, "create the tables")
@@ -202,6 +217,12 @@ func (p *Postgres) loadHeader(ctx context.Context, want Header) error {
 	var seedLength *int64
 	err := p.conn.QueryRow(ctx, `SELECT id, version, created_at, cwd, parent_session, seed_length FROM `+p.ident()+`.sessions WHERE id = $1`, want.ID).
 		Scan(&h.ID, &h.Version, &h.CreatedAt, &cwd, &parent, &seedLength)
+	if errors.Is(err, pgx.ErrNoRows) && want.SeedLength != nil && *want.SeedLength > 0 {
+		// A fork child: Fork writes its row with its events (STORE-14).
+		want.Version = SessionFormatVersion
+		p.header, p.pending = want, true
+		return nil
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		want.Version = SessionFormatVersion
 		_, err = p.conn.Exec(ctx, `INSERT INTO `+p.ident()+`.sessions (id, version, created_at, cwd, parent_session, seed_length) VALUES ($1, $2, $3, $4, $5, $6)`,
@@ -286,6 +307,9 @@ func (p *Postgres) Append(e event.Event) error {
 	if err := closedError(p.closed, p.broken, e.Seq, fmt.Sprintf("Postgres store of session %q", p.header.ID)); err != nil {
 		return err
 	}
+	if p.pending {
+		return event.Errorf(event.CodePersistForkIncomplete, e.Seq, "session %q is a fork child that does not exist yet: persist.Fork writes it (STORE-14)", p.header.ID)
+	}
 	if e.Seq != p.next {
 		return event.Errorf(event.CodePersistConflict, e.Seq, "session %q holds %d events: event %d is not the next one (two sessions write through one store?)", p.header.ID, p.next, e.Seq)
 	}
@@ -299,14 +323,95 @@ func (p *Postgres) Append(e event.Event) error {
 		if errors.As(err, &pe) && pe.Code == "23505" { // unique_violation
 			return &event.Error{Code: event.CodePersistConflict, Index: -1, Seq: e.Seq, Detail: "event " + strconv.FormatInt(e.Seq, 10) + " of session " + strconv.Quote(p.header.ID) + " is already stored: another writer got there first", Cause: err}
 		}
-		if pgconn.SafeToRetry(err) || errors.As(err, &pe) {
+		if !p.conn.IsClosed() && (pgconn.SafeToRetry(err) || errors.As(err, &pe)) {
 			return ioError(err, "insert event %d", e.Seq) // not committed
 		}
+		// The connection is gone, or the outcome cannot be known: the
+		// event may or may not be committed, and the store takes no more
+		// appends. Reopen it: Resume reads what was committed.
 		p.broken = err
-		return ioError(err, "insert event %d (outcome unknown: the store refuses further appends)", e.Seq)
+		out := event.Errorf(event.CodePersistClosed, e.Seq, "insert event %d of session %q: the outcome is unknown and the store takes no more appends (reopen it and Resume): %v", e.Seq, p.header.ID, err)
+		out.Cause = err
+		return out
 	}
 	p.next++
 	return nil
+}
+
+// writeSeed implements seedWriter: the session row (made, or given its
+// seedLength) and every inherited event in one transaction (STORE-14).
+func (p *Postgres) writeSeed(h Header, events []event.Event) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := closedError(p.closed, p.broken, 0, fmt.Sprintf("Postgres store of session %q", p.header.ID)); err != nil {
+		return err
+	}
+	if p.next != 0 {
+		return event.Errorf(event.CodePersistConflict, 0, "fork target session %q is not empty", h.ID)
+	}
+	h.Version = SessionFormatVersion
+	ctx, cancel := pgCtx()
+	defer cancel()
+	tx, err := p.conn.Begin(ctx)
+	if err != nil {
+		return p.connError(err, 0, "begin the fork of %q", h.ID)
+	}
+	defer tx.Rollback(context.Background())
+	if p.pending {
+		_, err = tx.Exec(ctx, `INSERT INTO `+p.ident()+`.sessions (id, version, created_at, cwd, parent_session, seed_length) VALUES ($1, $2, $3, $4, $5, $6)`,
+			h.ID, h.Version, h.CreatedAt, nullString(h.Cwd), nullString(h.ParentSession), h.SeedLength)
+	} else {
+		_, err = tx.Exec(ctx, `UPDATE `+p.ident()+`.sessions SET seed_length = $1 WHERE id = $2`, h.SeedLength, h.ID)
+	}
+	if err != nil {
+		return p.connError(err, 0, "write the fork child %q", h.ID)
+	}
+	// One batch: the events go to the server together, in the
+	// transaction.
+	var b pgx.Batch
+	for k := range events {
+		e := &events[k]
+		sources, op := markerColumns(e)
+		b.Queue(`INSERT INTO `+p.ident()+`.events (session_id, seq, type, time, data, source_event_seqs, surface_op, ignorable) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			h.ID, e.Seq, string(e.Type), e.Time, string(e.Data), sources, op, e.Ignorable)
+	}
+	br := tx.SendBatch(ctx, &b)
+	for k := range events {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return p.connError(err, events[k].Seq, "write event %d of the fork child %q", events[k].Seq, h.ID)
+		}
+		if forkHook != nil {
+			forkHook(k)
+		}
+	}
+	if err := br.Close(); err != nil {
+		return p.connError(err, 0, "write the fork child %q", h.ID)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return p.connError(err, 0, "commit the fork child %q", h.ID)
+	}
+	if forkHook != nil {
+		forkHook(len(events))
+	}
+	p.header, p.pending, p.next = h, false, int64(len(events))
+	return nil
+}
+
+// connError is the error of a failed statement: persist.closed when the
+// connection is gone (the store refuses further appends: reopen it, and
+// Resume reads what was committed), persist.io otherwise.
+func (p *Postgres) connError(err error, seq int64, format string, args ...any) error {
+	if p.conn.IsClosed() {
+		p.broken = err
+		e := event.Errorf(event.CodePersistClosed, seq, format, args...)
+		e.Detail += ": the connection to the database is gone (reopen the store and Resume it): " + err.Error()
+		e.Cause = err
+		return e
+	}
+	e := ioError(err, format, args...)
+	e.Seq = seq
+	return e
 }
 
 // Sync implements Store: every acknowledged append is already committed.
@@ -357,10 +462,18 @@ func PostgresSessions(url string, opts ...PostgresOption) ([]string, error) {
 	return ids, err
 }
 
-// ReadPostgres reads the events of one session without locking it.
+// ReadPostgres reads the events of one session without locking it. A
+// database whose schema has no session tables is persist.not_a_session.
 func ReadPostgres(url, sessionID string, opts ...PostgresOption) ([]event.Event, error) {
 	var events []event.Event
 	err := withReadConn(url, opts, func(ctx context.Context, p *Postgres) error {
+		var tables int
+		if err := p.conn.QueryRow(ctx, `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = $1 AND table_name IN ('schema_version', 'sessions', 'events')`, p.schema).Scan(&tables); err != nil {
+			return p.connError(err, -1, "read schema %q", p.schema)
+		}
+		if tables != 3 {
+			return event.Errorf(event.CodePersistNotASession, -1, "the database has no session store in schema %q", p.schema)
+		}
 		l, err := readPostgresLog(ctx, p.conn, p.schema, sessionID)
 		events = l.Events()
 		return err

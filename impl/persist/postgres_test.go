@@ -48,7 +48,7 @@ func TestPostgresKilledWriter(t *testing.T) {
 // server may not have noticed yet (its lock goes with the connection).
 func openPgEventually(t *testing.T, url, id, schema string) Store {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		st, err := OpenPostgres(url, hdr(id), WithPostgresSchema(schema))
 		if err == nil {

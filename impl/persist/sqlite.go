@@ -1,7 +1,9 @@
 package persist
 
 import (
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -59,6 +61,9 @@ type SQLite struct {
 	loaded int        // the number of events loaded at open
 	next   int64      // seq of the next event
 	closed bool
+	// pending is a fork child not written yet (STORE-14): its session
+	// row is written with its events, in one transaction, by Fork.
+	pending bool
 }
 
 // OpenSQLite opens the database at path for writing the session
@@ -73,16 +78,29 @@ func OpenSQLite(path string, header Header, opts ...SQLiteOption) (*SQLite, erro
 	for _, o := range opts {
 		o(s)
 	}
-	lock, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	// A missing file is a new, empty database (STORE-5).
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, ioError(err, "open %s", path)
 	}
-	if err := lockFile(lock, path); err != nil {
+	f.Close()
+	fresh, err := inspectSQLite(path)
+	if err != nil {
+		return nil, err
+	}
+	// One writer per session, not per database (STORE-4): the lock is a
+	// file of its own beside the database, named after the session.
+	lockPath := sessionLockPath(path, header.ID)
+	lock, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, ioError(err, "open %s", lockPath)
+	}
+	if err := lockFile(lock, path+" session "+strconv.Quote(header.ID)); err != nil {
 		lock.Close()
 		return nil, err
 	}
 	s.lock = lock
-	if err := s.open(header); err != nil {
+	if err := s.open(header, fresh); err != nil {
 		if s.db != nil {
 			s.db.Close()
 		}
@@ -90,6 +108,14 @@ func OpenSQLite(path string, header Header, opts ...SQLiteOption) (*SQLite, erro
 		return nil, err
 	}
 	return s, nil
+}
+
+// sessionLockPath is the lock file of session id in the database at path:
+// PATH.lock-HASH, HASH the first 16 bytes of the SHA-256 of the id in hex,
+// so any id makes a short, safe file name.
+func sessionLockPath(path, id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return path + ".lock-" + hex.EncodeToString(sum[:16])
 }
 
 // sqliteMagic begins every SQLite database file.
@@ -191,11 +217,7 @@ func readOnlyDSN(path string) (string, error) {
 	return "file:" + abs + "?mode=ro&immutable=1", nil
 }
 
-func (s *SQLite) open(header Header) error {
-	fresh, err := inspectSQLite(s.path)
-	if err != nil {
-		return err
-	}
+func (s *SQLite) open(header Header, fresh bool) error {
 	sync := map[SyncPolicy]string{SyncEveryAppend: "FULL", SyncOnTurnEnd: "NORMAL", SyncNever: "OFF"}[s.policy]
 	// The pragmas are in the DSN so that every connection the pool opens
 	// gets them, not only the first (STORE-11).
@@ -244,6 +266,12 @@ func (s *SQLite) loadHeader(want Header) error {
 	var seedLength sql.NullInt64
 	err := s.db.QueryRow(`SELECT id, version, created_at, cwd, parent_session, seed_length FROM sessions WHERE id = ?`, want.ID).
 		Scan(&h.ID, &h.Version, &h.CreatedAt, &cwd, &parent, &seedLength)
+	if errors.Is(err, sql.ErrNoRows) && want.SeedLength != nil && *want.SeedLength > 0 {
+		// A fork child: Fork writes its row with its events (STORE-14).
+		want.Version = SessionFormatVersion
+		s.header, s.pending = want, true
+		return nil
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		want.Version = SessionFormatVersion
 		_, err = s.db.Exec(`INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length) VALUES (?, ?, ?, ?, ?, ?)`,
@@ -349,6 +377,9 @@ func (s *SQLite) Append(e event.Event) error {
 	if s.closed {
 		return event.Errorf(event.CodePersistClosed, e.Seq, "store %s is closed", s.path)
 	}
+	if s.pending {
+		return event.Errorf(event.CodePersistForkIncomplete, e.Seq, "session %q of %s is a fork child that does not exist yet: persist.Fork writes it (STORE-14)", s.header.ID, s.path)
+	}
 	if e.Seq != s.next {
 		return event.Errorf(event.CodePersistConflict, e.Seq, "session %q holds %d events: event %d is not the next one (two sessions write through one store?)", s.header.ID, s.next, e.Seq)
 	}
@@ -375,6 +406,61 @@ func (s *SQLite) Append(e event.Event) error {
 		return ioError(err, "insert event %d", e.Seq)
 	}
 	s.next++
+	return nil
+}
+
+// writeSeed implements seedWriter: the session row (made, or given its
+// seedLength) and every inherited event in one transaction (STORE-14).
+func (s *SQLite) writeSeed(h Header, events []event.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return event.Errorf(event.CodePersistClosed, 0, "store %s is closed", s.path)
+	}
+	if s.next != 0 {
+		return event.Errorf(event.CodePersistConflict, 0, "fork target session %q is not empty", s.header.ID)
+	}
+	h.Version = SessionFormatVersion
+	tx, err := s.db.Begin()
+	if err != nil {
+		return ioError(err, "begin the fork of %q", h.ID)
+	}
+	defer tx.Rollback()
+	if s.pending {
+		_, err = tx.Exec(`INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length) VALUES (?, ?, ?, ?, ?, ?)`,
+			h.ID, h.Version, h.CreatedAt, nullString(h.Cwd), nullString(h.ParentSession), h.SeedLength)
+	} else {
+		_, err = tx.Exec(`UPDATE sessions SET seed_length = ? WHERE id = ?`, h.SeedLength, h.ID)
+	}
+	if err != nil {
+		return ioError(err, "write the fork child %q", h.ID)
+	}
+	insert := tx.Stmt(s.insert)
+	for k := range events {
+		e := &events[k]
+		sources, op := markerColumns(e)
+		if _, err := insert.Exec(h.ID, e.Seq, string(e.Type), e.Time, string(e.Data), sources, op); err != nil {
+			return ioError(err, "write event %d of the fork child %q", e.Seq, h.ID)
+		}
+		if e.Ignorable {
+			if _, err := tx.Exec(envelopeSchema); err != nil {
+				return ioError(err, "write the fork child %q", h.ID)
+			}
+			if _, err := tx.Exec(`INSERT INTO event_envelope (session_id, seq, ignorable) VALUES (?, ?, 1)`, h.ID, e.Seq); err != nil {
+				return ioError(err, "write the fork child %q", h.ID)
+			}
+		}
+		if forkHook != nil {
+			forkHook(k)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return ioError(err, "commit the fork child %q", h.ID)
+	}
+	if forkHook != nil {
+		forkHook(len(events))
+	}
+	s.header, s.pending, s.next = h, false, int64(len(events))
 	return nil
 }
 

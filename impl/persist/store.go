@@ -99,6 +99,9 @@ type Session struct {
 // in repairing, so two sessions can never write through one store.
 func Resume(store Store, opts ...session.Option) (*Session, LoadReport, error) {
 	report := store.Report()
+	if err := CheckSeedLength(store.Header(), report.Events); err != nil {
+		return nil, report, err
+	}
 	if err := attach(store); err != nil {
 		return nil, report, err
 	}
@@ -181,8 +184,14 @@ func (s *Session) Close() error {
 }
 
 // Fork forks src at boundary (SURF-24) into dst, which must be a new,
-// empty store (its header should name src as ParentSession and the
-// boundary+1 as SeedLength). The child's events are written to dst.
+// empty store: its header should name src as ParentSession, and its
+// SeedLength, when set, must be boundary+1 (Fork sets it when it is not).
+// The stores of this package write the child whole or not at all
+// (STORE-14): open a JSONL child with SeedLength set and its file does
+// not exist until the fork is complete; a SQLite or Postgres child's
+// session row and events are one transaction. A fork refused before it
+// writes (fork.open_turn, fork.boundary_out_of_range) leaves nothing. A
+// Store of another package gets the events one Append at a time.
 func Fork(src *Session, boundary int64, dst Store, opts ...session.Option) (*Session, error) {
 	if dst.Report().Events != 0 {
 		return nil, event.Errorf(event.CodePersistConflict, -1, "fork target is not empty")
@@ -191,13 +200,27 @@ func Fork(src *Session, boundary int64, dst Store, opts ...session.Option) (*Ses
 	if err != nil {
 		return nil, err
 	}
+	h := dst.Header()
+	n := boundary + 1
+	if h.SeedLength != nil && *h.SeedLength != n {
+		return nil, event.Errorf(event.CodePersistConflict, -1, "the fork target's header promises %d inherited events; a fork at %d inherits %d", *h.SeedLength, boundary, n)
+	}
+	h.SeedLength = &n
 	if err := attach(dst); err != nil {
 		return nil, err
 	}
-	for _, e := range child.Events() {
-		if err := dst.Append(e); err != nil {
-			return nil, err
+	if sw, ok := dst.(seedWriter); ok {
+		err = sw.writeSeed(h, child.Events())
+	} else {
+		for _, e := range child.Events() {
+			if err = dst.Append(e); err != nil {
+				break
+			}
 		}
+	}
+	if err != nil {
+		detach(dst)
+		return nil, err
 	}
 	opts = append(opts, session.WithWriteAhead(dst.Append))
 	s, err := session.Seed(child.Events(), opts...)
@@ -206,6 +229,27 @@ func Fork(src *Session, boundary int64, dst Store, opts ...session.Option) (*Ses
 		return nil, err
 	}
 	return &Session{Session: s, Store: dst}, nil
+}
+
+// seedWriter is implemented by the stores of this package: writeSeed
+// writes a fork child's header h and its inherited events as one atomic
+// step (STORE-14).
+type seedWriter interface {
+	writeSeed(h Header, events []event.Event) error
+}
+
+// forkHook, when set (by the fork kill test), is called after each
+// inherited event is written (with its index) and once the child is in
+// place (with their number).
+var forkHook func(written int)
+
+// CheckSeedLength is persist.fork_incomplete when h promises more
+// inherited events than the n a store holds (STORE-14).
+func CheckSeedLength(h Header, n int) error {
+	if h.SeedLength != nil && int64(n) < *h.SeedLength {
+		return event.Errorf(event.CodePersistForkIncomplete, -1, "session %q is a fork child whose header promises %d inherited events, and it holds %d: the fork that wrote it did not finish", h.ID, *h.SeedLength, n)
+	}
+	return nil
 }
 
 // lockFile takes an exclusive, non-blocking flock on f (STORE-4).

@@ -1,0 +1,376 @@
+package persist
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/internal/pgtest"
+)
+
+// forkBackend is a store kind as the fork tests open it: parent opens the
+// parent store, child the child store with header h.
+type forkBackend struct {
+	name   string
+	parent func(t testing.TB, where string) (Store, error)
+	child  func(t testing.TB, where string, h Header) (Store, error)
+	// exists reports whether the child session is in the store at all.
+	exists func(t testing.TB, where string) bool
+}
+
+func forkBackends(t *testing.T, dir string) []forkBackend {
+	jsonl := forkBackend{name: "jsonl",
+		parent: func(t testing.TB, where string) (Store, error) { return OpenJSONL(filepath.Join(where, "parent.jsonl"), hdr("parent")) },
+		child: func(t testing.TB, where string, h Header) (Store, error) {
+			return OpenJSONL(filepath.Join(where, "child.jsonl"), h)
+		},
+		exists: func(t testing.TB, where string) bool {
+			_, err := os.Stat(filepath.Join(where, "child.jsonl"))
+			return err == nil
+		},
+	}
+	sqlite := forkBackend{name: "sqlite",
+		parent: func(t testing.TB, where string) (Store, error) { return OpenSQLite(filepath.Join(where, "s.db"), hdr("parent")) },
+		child: func(t testing.TB, where string, h Header) (Store, error) {
+			return OpenSQLite(filepath.Join(where, "s.db"), h)
+		},
+		exists: func(t testing.TB, where string) bool {
+			r, err := OpenSQLiteReader(filepath.Join(where, "s.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			ids, err := r.Sessions()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return strings.Contains(strings.Join(ids, ","), "child")
+		},
+	}
+	out := []forkBackend{jsonl, sqlite}
+	if os.Getenv("SURFACE_PG_URL") != "" || os.Getenv("CI") == "true" {
+		url := pgtest.URL(t)
+		out = append(out, forkBackend{name: "postgres",
+			// where is the schema
+			parent: func(t testing.TB, where string) (Store, error) {
+				return OpenPostgres(url, hdr("parent"), WithPostgresSchema(where))
+			},
+			child: func(t testing.TB, where string, h Header) (Store, error) {
+				return OpenPostgres(url, h, WithPostgresSchema(where))
+			},
+			exists: func(t testing.TB, where string) bool {
+				ids, err := PostgresSessions(url, WithPostgresSchema(where))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return strings.Contains(strings.Join(ids, ","), "child")
+			},
+		})
+	}
+	return out
+}
+
+// forkParent writes the scenario's traffic to a parent store at where and
+// returns the seq of its last turn/end.
+func forkParent(t *testing.T, b forkBackend, where string) int64 {
+	st, err := b.parent(t, where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := Resume(st, clock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	boundary := int64(-1)
+	for _, sc := range scenario() {
+		e, err := s.Append(sc.ty, raw(sc.data), sc.intent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Type == event.TypeTurnEnd {
+			boundary = e.Seq
+		}
+	}
+	s.Close()
+	return boundary
+}
+
+func childHeader(boundary int64) Header {
+	n := boundary + 1
+	return Header{ID: "child", CreatedAt: 1767225600001, ParentSession: "parent", SeedLength: &n}
+}
+
+// TestForkKilled: STORE-14. A process forking a stored session is killed
+// (SIGKILL) after it has written each inherited event of the copy, and
+// once after the child is in place. Every time, the store holds no child
+// at all, or the complete child, which resumes with the parent's prefix.
+func TestForkKilled(t *testing.T) {
+	if os.Getenv("SURFACE_FORK_WRITER") != "" {
+		return // running as the forking process: see TestForkProcess
+	}
+	for _, b := range forkBackends(t, "") {
+		t.Run(b.name, func(t *testing.T) {
+			where := t.TempDir()
+			if b.name == "postgres" {
+				where = pgtest.Schema("fork")
+			}
+			boundary := forkParent(t, b, where)
+			n := int(boundary + 1)
+			none, whole := 0, 0
+			for k := 0; k <= n; k++ {
+				if b.name != "postgres" {
+					// A fresh copy of the parent for each kill.
+					fresh := t.TempDir()
+					copyDir(t, where, fresh)
+					where = fresh
+				} else {
+					dropChild(t, where)
+				}
+				at := forkKilledAt(t, b.name, where, k)
+				if at != k {
+					t.Fatalf("kill %d: the forking process stopped at %d", k, at)
+				}
+				if !b.exists(t, where) {
+					if k == n {
+						t.Fatalf("killed after the child was in place, and there is no child")
+					}
+					none++
+					continue
+				}
+				if k < n {
+					t.Fatalf("killed after %d of %d inherited events, and a child exists", k, n)
+				}
+				st, err := b.child(t, where, childHeader(boundary))
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, _, err := Resume(st, clock())
+				if err != nil {
+					t.Fatalf("the complete child does not resume: %v", err)
+				}
+				if s.Len() != n {
+					t.Fatalf("the child holds %d events, want %d", s.Len(), n)
+				}
+				s.Close()
+				whole++
+			}
+			t.Logf("%s: fork killed at %d points (after each of %d inherited events, and once in place): %d left no child, %d a complete one, 0 a partial one", b.name, n+1, n, none, whole)
+		})
+	}
+}
+
+// forkKilledAt runs TestForkProcess, kills it once it has written k
+// inherited events (k = all of them: once the child is in place), and
+// returns where it was.
+func forkKilledAt(t *testing.T, kind, where string, k int) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestForkProcess$")
+	cmd.Env = append(os.Environ(), "SURFACE_FORK_WRITER="+kind, "SURFACE_FORK_WHERE="+where, "SURFACE_FORK_KILL_AT="+strconv.Itoa(k))
+	out, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewScanner(out)
+	at := -1
+	for r.Scan() {
+		if n, err := strconv.Atoi(strings.TrimPrefix(r.Text(), "at ")); err == nil && strings.HasPrefix(r.Text(), "at ") {
+			at = n
+			break
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if at < 0 {
+		t.Fatalf("the forking process did not reach a kill point:\n%s", stderr.String())
+	}
+	return at
+}
+
+// TestForkProcess forks the parent at where into a child, announcing each
+// inherited event it has written, and waits to be killed at the one named
+// by SURFACE_FORK_KILL_AT.
+func TestForkProcess(t *testing.T) {
+	kind := os.Getenv("SURFACE_FORK_WRITER")
+	if kind == "" {
+		t.Skip("only runs as a child of TestForkKilled")
+	}
+	where := os.Getenv("SURFACE_FORK_WHERE")
+	killAt, _ := strconv.Atoi(os.Getenv("SURFACE_FORK_KILL_AT"))
+	var b forkBackend
+	for _, fb := range forkBackends(t, "") {
+		if fb.name == kind {
+			b = fb
+		}
+	}
+	st, err := b.parent(t, where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, _, err := Resume(st, clock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	boundary := int64(-1)
+	for _, e := range parent.Events() {
+		if e.Type == event.TypeTurnEnd {
+			boundary = e.Seq
+		}
+	}
+	dst, err := b.child(t, where, childHeader(boundary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forkHook = func(written int) {
+		if written == killAt {
+			fmt.Printf("at %d\n", written)
+			select {} // wait to be killed
+		}
+	}
+	if _, err := Fork(parent, boundary, dst); err != nil {
+		t.Fatal(err)
+	}
+	t.Fatal("the fork finished without reaching its kill point")
+}
+
+// copyDir copies the files of src into dst.
+func copyDir(t *testing.T, src, dst string) {
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "child") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// dropChild removes a complete child from a Postgres schema, so the next
+// kill starts without one.
+func dropChild(t *testing.T, schema string) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `DELETE FROM `+pgx.Identifier{schema}.Sanitize()+`.sessions WHERE id = 'child'`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestForkAllOrNothing: STORE-14 without a kill. A fork refused for an
+// open turn leaves nothing; a child whose header promises more inherited
+// events than it holds is refused on resume with persist.fork_incomplete;
+// a pending child takes no appends of its own.
+func TestForkAllOrNothing(t *testing.T) {
+	for _, b := range forkBackends(t, "") {
+		t.Run(b.name, func(t *testing.T) {
+			where := t.TempDir()
+			if b.name == "postgres" {
+				where = pgtest.Schema("forkrefused")
+			}
+			boundary := forkParent(t, b, where)
+			st, err := b.parent(t, where)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parent, _, err := Resume(st, clock())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer parent.Close()
+			dst, err := b.child(t, where, childHeader(boundary-2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Fork(parent, boundary-2, dst); !errors.Is(err, event.CodeForkOpenTurn) {
+				t.Fatalf("fork inside a turn: %v", err)
+			}
+			if err := dst.Append(parent.Events()[0]); !errors.Is(err, event.CodePersistForkIncomplete) {
+				t.Fatalf("an append to a child not yet forked: %v", err)
+			}
+			if _, _, err := Resume(dst); !errors.Is(err, event.CodePersistForkIncomplete) {
+				t.Fatalf("resume of a child not yet forked: %v", err)
+			}
+			dst.Close()
+			if b.exists(t, where) {
+				t.Fatal("a refused fork left a child behind")
+			}
+			// The header must agree with the boundary.
+			dst, err = b.child(t, where, childHeader(boundary-1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Fork(parent, boundary, dst); !errors.Is(err, event.CodePersistConflict) {
+				t.Fatalf("a header promising another length: %v", err)
+			}
+			dst.Close()
+			if b.exists(t, where) {
+				t.Fatal("a refused fork left a child behind")
+			}
+		})
+	}
+}
+
+// TestShortChildRefused: STORE-14. A child written by something else,
+// whose header promises more inherited events than it holds, is refused
+// by Resume and by validate's reader with persist.fork_incomplete.
+func TestShortChildRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "short.jsonl")
+	os.WriteFile(path, []byte(`{"type":"session","version":0,"id":"c","createdAt":1,"parentSession":"p","seedLength":3}`+"\n"+
+		`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1,"trigger":{"kind":"message"}}}`+"\n"), 0o644)
+	st, err := OpenJSONL(path, hdr("c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, _, err := Resume(st); !errors.Is(err, event.CodePersistForkIncomplete) || !strings.Contains(err.Error(), "promises 3") {
+		t.Fatalf("resume of a short child: %v", err)
+	}
+	h, events, _, err := ReadJSONL(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckSeedLength(h, len(events)); !errors.Is(err, event.CodePersistForkIncomplete) {
+		t.Fatalf("CheckSeedLength: %v", err)
+	}
+	db := filepath.Join(t.TempDir(), "short.db")
+	sq, err := OpenSQLite(db, hdr("p"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sq.Close()
+	sqlDB, _ := sql.Open("sqlite3", db)
+	sqlDB.Exec(`INSERT INTO sessions (id, version, created_at, parent_session, seed_length) VALUES ('c', 0, 1, 'p', 3)`)
+	sqlDB.Close()
+	sq, err = OpenSQLite(db, hdr("c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sq.Close()
+	if _, _, err := Resume(sq); !errors.Is(err, event.CodePersistForkIncomplete) {
+		t.Fatalf("resume of a short SQLite child: %v", err)
+	}
+}
