@@ -32,7 +32,9 @@ type forkBackend struct {
 
 func forkBackends(t *testing.T, dir string) []forkBackend {
 	jsonl := forkBackend{name: "jsonl",
-		parent: func(t testing.TB, where string) (Store, error) { return OpenJSONL(filepath.Join(where, "parent.jsonl"), hdr("parent")) },
+		parent: func(t testing.TB, where string) (Store, error) {
+			return OpenJSONL(filepath.Join(where, "parent.jsonl"), hdr("parent"))
+		},
 		child: func(t testing.TB, where string, h Header) (Store, error) {
 			return OpenJSONL(filepath.Join(where, "child.jsonl"), h)
 		},
@@ -42,7 +44,9 @@ func forkBackends(t *testing.T, dir string) []forkBackend {
 		},
 	}
 	sqlite := forkBackend{name: "sqlite",
-		parent: func(t testing.TB, where string) (Store, error) { return OpenSQLite(filepath.Join(where, "s.db"), hdr("parent")) },
+		parent: func(t testing.TB, where string) (Store, error) {
+			return OpenSQLite(filepath.Join(where, "s.db"), hdr("parent"))
+		},
 		child: func(t testing.TB, where string, h Header) (Store, error) {
 			return OpenSQLite(filepath.Join(where, "s.db"), h)
 		},
