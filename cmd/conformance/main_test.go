@@ -155,6 +155,8 @@ func TestValidateExitCodes(t *testing.T) {
 	sq.Close()
 	emptyFile := filepath.Join(dir, "empty.jsonl")
 	os.WriteFile(emptyFile, nil, 0o644)
+	short := filepath.Join(dir, "short.jsonl")
+	os.WriteFile(short, []byte(`{"type":"session","version":0,"id":"c","createdAt":1,"parentSession":"p","seedLength":3}`+"\n"), 0o644)
 	config := filepath.Join(dir, "config.json")
 	os.WriteFile(config, []byte(`{"debug":true}`+"\n"), 0o644)
 	cases := []struct {
@@ -181,6 +183,7 @@ func TestValidateExitCodes(t *testing.T) {
 		{[]string{config, good}, 1, "OK"},
 		{[]string{good, config}, 1, "OK"},
 		{[]string{dir}, 2, "a directory"},
+		{[]string{short}, 1, "persist.fork_incomplete"},
 		{[]string{"-h"}, 0, "postgres://"},
 	}
 	if _, err := os.Stat("/dev/zero"); err == nil {

@@ -115,8 +115,11 @@ func validatePath(path, sessionID string, withModel bool, prog *progress, stdout
 		size = fi.Size()
 	}
 	prog.phase("reading "+path, size)
-	_, events, torn, err := persist.DecodeJSONL(prog.reader(f), path, size)
+	h, events, torn, err := persist.DecodeJSONL(prog.reader(f), path, size)
 	f.Close()
+	if err == nil {
+		err = persist.CheckSeedLength(h, len(events))
+	}
 	if err != nil {
 		fmt.Fprintf(stdout, "%s: INVALID %s\n", path, err)
 		return exitFor(err)
@@ -144,7 +147,17 @@ func validateSQLite(path, sessionID string, withModel bool, prog *progress, stdo
 		fmt.Fprintf(stdout, "%s: ERROR the database has no sessions\n", path)
 		return validInput
 	}
-	return validateSessions(path, ids, sessionID, r.Events, withModel, prog, stdout)
+	return validateSessions(path, ids, sessionID, func(id string) ([]event.Event, error) {
+		events, err := r.Events(id)
+		if err != nil {
+			return nil, err
+		}
+		h, err := r.Header(id)
+		if err != nil {
+			return nil, err
+		}
+		return events, persist.CheckSeedLength(h, len(events))
+	}, withModel, prog, stdout)
 }
 
 // validatePostgres checks the sessions of a Postgres store's database.

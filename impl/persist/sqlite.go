@@ -609,6 +609,25 @@ func (r *SQLiteReader) Events(sessionID string) ([]event.Event, error) {
 	return ReadSQLite(r.db, sessionID)
 }
 
+// Header reads the header of one session.
+func (r *SQLiteReader) Header(sessionID string) (Header, error) {
+	var h Header
+	if r.db == nil {
+		return h, event.Errorf(event.CodePersistNotASession, -1, "%s has no session %q", r.path, sessionID)
+	}
+	var cwd, parent sql.NullString
+	var seedLength sql.NullInt64
+	if err := r.db.QueryRow(`SELECT id, version, created_at, cwd, parent_session, seed_length FROM sessions WHERE id = ?`, sessionID).
+		Scan(&h.ID, &h.Version, &h.CreatedAt, &cwd, &parent, &seedLength); err != nil {
+		return h, event.Errorf(event.CodePersistCorrupt, -1, "%s: session %q: %v", r.path, sessionID, err)
+	}
+	h.Cwd, h.ParentSession = cwd.String, parent.String
+	if seedLength.Valid {
+		h.SeedLength = &seedLength.Int64
+	}
+	return h, nil
+}
+
 // Close closes the reader.
 func (r *SQLiteReader) Close() error {
 	if r.db == nil {
