@@ -24,6 +24,7 @@ import (
 // BenchmarkAppend measures durable appends of realistic traffic for each
 // backend under each sync policy. Compare with BenchmarkAppendFloor.
 func BenchmarkAppend(b *testing.B) {
+	requireSQLite(b)
 	for _, backend := range []string{"jsonl", "sqlite"} {
 		for _, policy := range []SyncPolicy{SyncEveryAppend, SyncOnTurnEnd, SyncNever} {
 			b.Run(backend+"/"+policy.String(), func(b *testing.B) {
@@ -59,6 +60,7 @@ func BenchmarkAppend(b *testing.B) {
 // lines written with one write each and no sync; for SQLite, plain INSERTs
 // of the same rows into the same table in one transaction.
 func BenchmarkAppendFloor(b *testing.B) {
+	requireSQLite(b)
 	events := logOfSize(b, 100_000)
 	b.Run("jsonl/raw-writes", func(b *testing.B) {
 		b.ReportAllocs()
@@ -156,6 +158,7 @@ var sizes = []int{100_000, 1_000_000}
 // same rows into Go values. cpu-ns/op is the process's user and system CPU
 // time per operation (the garbage collector's work included).
 func BenchmarkResume(b *testing.B) {
+	requireSQLite(b)
 	for _, size := range sizes {
 		for _, backend := range []string{"jsonl", "sqlite"} {
 			path := storeOfSize(b, backend, size)
@@ -225,6 +228,7 @@ func processCPU() int64 {
 // process's peak RSS and CPU time, and the heap the resumed session keeps
 // per event beside a session seeded from the same events in memory.
 func BenchmarkResumeFootprint(b *testing.B) {
+	requireSQLite(b)
 	const size = 1_000_000
 	n := len(logOfSize(b, size)) // the closers of the last turn are stored too
 	for _, backend := range []string{"jsonl", "sqlite"} {

@@ -63,7 +63,10 @@ func forkBackends(t *testing.T, dir string) []forkBackend {
 			return strings.Contains(strings.Join(ids, ","), "child")
 		},
 	}
-	out := []forkBackend{jsonl, sqlite}
+	out := []forkBackend{jsonl}
+	if SQLiteAvailable {
+		out = append(out, sqlite)
+	}
 	if os.Getenv("SURFACE_PG_URL") != "" || os.Getenv("CI") == "true" {
 		url := pgtest.URL(t)
 		out = append(out, forkBackend{name: "postgres",
@@ -342,6 +345,7 @@ func TestForkAllOrNothing(t *testing.T) {
 // whose header promises more inherited events than it holds, is refused
 // by Resume and by validate's reader with persist.fork_incomplete.
 func TestShortChildRefused(t *testing.T) {
+	requireSQLite(t)
 	path := filepath.Join(t.TempDir(), "short.jsonl")
 	os.WriteFile(path, []byte(`{"type":"session","version":0,"id":"c","createdAt":1,"parentSession":"p","seedLength":3}`+"\n"+
 		`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1,"trigger":{"kind":"message"}}}`+"\n"), 0o644)

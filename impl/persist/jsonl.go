@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 
 	"github.com/surfacelog/surface/impl/event"
 )
@@ -141,18 +140,8 @@ func createJSONL(path string, header Header) error {
 	return syncDir(path)
 }
 
-// syncDir makes a new directory entry next to path durable.
-func syncDir(path string) error {
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return ioError(err, "open the directory of %s", path)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return ioError(err, "sync the directory of %s", path)
-	}
-	return nil
-}
+// dirOf is the directory of path.
+func dirOf(path string) string { return filepath.Dir(path) }
 
 func (j *JSONL) load() error {
 	size := int64(-1)

@@ -17,6 +17,7 @@ import (
 // same session gets persist.locked, and gets the session once the first
 // closes.
 func TestSQLiteLeaseIsPerSession(t *testing.T) {
+	requireSQLite(t)
 	db := filepath.Join(t.TempDir(), "shared.db")
 	a, err := OpenSQLite(db, hdr("a"))
 	if err != nil {

@@ -23,7 +23,26 @@ type backend struct {
 	file string
 }
 
-var backends = []backend{
+// requireSQLite skips a test of the SQLite store in a build without cgo.
+func requireSQLite(t testing.TB) {
+	t.Helper()
+	if !SQLiteAvailable {
+		t.Skip("built without cgo: no SQLite store")
+	}
+}
+
+// backends are the file stores this build has.
+var backends = fileBackends()
+
+func fileBackends() []backend {
+	all := allBackends
+	if !SQLiteAvailable {
+		all = all[:1]
+	}
+	return all
+}
+
+var allBackends = []backend{
 	{"jsonl", func(t testing.TB, path string) Store {
 		s, err := OpenJSONL(path, hdr("s1"))
 		if err != nil {
@@ -203,6 +222,7 @@ func typesOf(es []event.Event) []event.Type {
 // TestRejections: each typed error of STORE-1, STORE-2, STORE-4, STORE-5,
 // and the file is unchanged afterwards.
 func TestRejections(t *testing.T) {
+	requireSQLite(t)
 	dir := t.TempDir()
 	check := func(name, path string, code event.Code, open func() error) {
 		t.Helper()
@@ -308,6 +328,7 @@ func TestTornTailAndLongLines(t *testing.T) {
 // TestSQLiteCLI: the stock sqlite3 client reads a database the library
 // wrote (STORE-5).
 func TestSQLiteCLI(t *testing.T) {
+	requireSQLite(t)
 	if _, err := exec.LookPath("sqlite3"); err != nil {
 		t.Skip("sqlite3 command-line client not installed")
 	}
@@ -330,6 +351,7 @@ func TestSQLiteCLI(t *testing.T) {
 // TestForkFromDisk: a fork of a stored session into a new store of the
 // other backend goes through the seed constructor (SURF-24, STORE-3).
 func TestForkFromDisk(t *testing.T) {
+	requireSQLite(t)
 	dir := t.TempDir()
 	src, _ := OpenSQLite(filepath.Join(dir, "src.db"), hdr("parent"))
 	s, _, _ := Resume(src, clock())

@@ -1,10 +1,11 @@
+//go:build cgo
+
 package persist
 
 import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -16,6 +17,10 @@ import (
 
 	"github.com/surfacelog/surface/impl/event"
 )
+
+// SQLiteAvailable reports whether this build has the SQLite store: it
+// needs cgo (github.com/mattn/go-sqlite3), which this build has.
+const SQLiteAvailable = true
 
 // SchemaVersion is SCHEMA_VERSION, kept in PRAGMA user_version (STORE-5).
 const SchemaVersion = 4
@@ -296,13 +301,6 @@ func (s *SQLite) loadHeader(want Header) error {
 	return nil
 }
 
-func nullString(v string) any {
-	if v == "" {
-		return nil
-	}
-	return v
-}
-
 func (s *SQLite) loadEvents() error {
 	l, err := readSQLiteLog(s.db, s.header.ID)
 	s.log, s.loaded = l, l.Len()
@@ -496,19 +494,6 @@ func (s *SQLite) insertIgnorable(e *event.Event, sources, op any) error {
 		return err
 	}
 	return tx.Commit()
-}
-
-// markerColumns returns the source_event_seqs and surface_op columns of e:
-// their wire forms as text, or NULL when absent.
-func markerColumns(e *event.Event) (sources, op any) {
-	if e.Sources != nil {
-		b, _ := json.Marshal(e.Sources)
-		sources = string(b)
-	}
-	if m := event.MarkerJSON(e.Op); m != nil {
-		op = string(m)
-	}
-	return sources, op
 }
 
 // Sync implements Store: a full WAL checkpoint.

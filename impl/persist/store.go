@@ -2,10 +2,8 @@ package persist
 
 import (
 	"errors"
-	"os"
 	"reflect"
 	"sync"
-	"syscall"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/session"
@@ -248,17 +246,6 @@ var forkHook func(written int)
 func CheckSeedLength(h Header, n int) error {
 	if h.SeedLength != nil && int64(n) < *h.SeedLength {
 		return event.Errorf(event.CodePersistForkIncomplete, -1, "session %q is a fork child whose header promises %d inherited events, and it holds %d: the fork that wrote it did not finish", h.ID, *h.SeedLength, n)
-	}
-	return nil
-}
-
-// lockFile takes an exclusive, non-blocking flock on f (STORE-4).
-func lockFile(f *os.File, path string) error {
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return event.Errorf(event.CodePersistLocked, -1, "%s is open by another writer", path)
-		}
-		return ioError(err, "lock %s", path)
 	}
 	return nil
 }

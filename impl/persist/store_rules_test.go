@@ -227,6 +227,7 @@ func TestOpenJSONLRefusesForeignFiles(t *testing.T) {
 // tables, or a file that is not a database, is refused before anything
 // is written: no user_version stamp, no table, no journal-mode change.
 func TestOpenSQLiteRefusesForeignDatabases(t *testing.T) {
+	requireSQLite(t)
 	dir := t.TempDir()
 	foreign := filepath.Join(dir, "app.db")
 	db, err := sql.Open("sqlite3", "file:"+foreign)
@@ -283,6 +284,7 @@ func TestOpenSQLiteRefusesForeignDatabases(t *testing.T) {
 // persist.locked; a store refuses an event that is not its next
 // (persist.conflict), so two sessions cannot write seq 0 twice.
 func TestOneLiveSessionPerStore(t *testing.T) {
+	requireSQLite(t)
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), b.file)
@@ -339,6 +341,7 @@ func TestOneLiveSessionPerStore(t *testing.T) {
 
 // TestVersionsPinned: STORE-1 and STORE-5 accept exactly one version.
 func TestVersionsPinned(t *testing.T) {
+	requireSQLite(t)
 	dir := t.TempDir()
 	for _, v := range []string{"-1", "1", "5", "0.5", "1e0", "-0"} {
 		p := writeFile(t, dir, "v"+v+".jsonl", `{"type":"session","version":`+v+`,"id":"x","createdAt":1}`+"\n")
@@ -390,6 +393,7 @@ func TestVersionsPinned(t *testing.T) {
 // fails is not acknowledged (and other appends do not sync); a SQLite
 // store runs with synchronous=FULL by default, on every connection.
 func TestSyncPolicies(t *testing.T) {
+	requireSQLite(t)
 	p := filepath.Join(t.TempDir(), "s.jsonl")
 	var ff *faultFile
 	st, err := OpenJSONL(p, hdr("x"), WithSync(SyncOnTurnEnd), WithFile(func(f File) File { ff = &faultFile{File: f, mode: "sync"}; return ff }))
@@ -442,6 +446,7 @@ func TestSyncPolicies(t *testing.T) {
 // seqs; the same log without the marker is event.unknown_type, nothing cut.
 // The SQLite store keeps the marker (STORE-5, event_envelope).
 func TestIgnorableUnknownEvents(t *testing.T) {
+	requireSQLite(t)
 	mid := `{"type":"x/audit","seq":1,"time":5,"data":{"who":"ann","n":1.50},"ignorable":true}`
 	end := `{"type":"x/audit","seq":3,"time":6,"data":{"who":"bob"},"ignorable":true}`
 	content := headerLine1 + todoLine(0) + mid + "\n" + todoLine(2) + end + "\n"

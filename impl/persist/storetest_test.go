@@ -54,6 +54,9 @@ func (f sqliteFactory) Open(t testing.TB, h persist.Header) (persist.Store, erro
 }
 
 func TestStoreKitSQLite(t *testing.T) {
+	if !persist.SQLiteAvailable {
+		t.Skip("built without cgo: no SQLite store")
+	}
 	f := sqliteFactory{t.TempDir()}
 	storetest.Run(t, f, storetest.Caps{
 		SingleWriter: true,
