@@ -61,6 +61,8 @@ func (tx Tx) Position(seq int64) (int, bool) {
 // appended. Compaction uses it to take its lock and to append its records
 // next to each other (impl/compaction).
 func (s *Session) AppendBatch(build func(tx Tx) ([]Draft, error)) ([]event.Event, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	drafts, err := build(Tx{s})

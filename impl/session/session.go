@@ -40,10 +40,14 @@ func WithSeedProgress(fn func(done, total int)) Option {
 }
 
 // WithWriteAhead makes every append call write with the accepted event
-// before it enters the log, under the session's lock. When write fails the
-// append fails with its error and the session does not change: this is how
-// impl/persist makes an event durable before it is acknowledged (STORE-6).
-// Seed does not call it (the seeded events come from the store).
+// before it enters the log. Appends are serialised around write (the next
+// append waits for it), but readers are not: Messages, Surface, Events,
+// Len, Position and Provenance go on while write runs, and see the log
+// without the event until it is in. When write fails the append fails
+// with its error and the session does not change: this is how
+// impl/persist makes an event durable before it is acknowledged
+// (STORE-6). Seed does not call it (the seeded events come from the
+// store).
 func WithWriteAhead(write func(event.Event) error) Option {
 	return func(c *config) { c.writeAhead = write }
 }
@@ -64,6 +68,12 @@ func newConfig(opts []Option) config {
 
 // Session is an event-sourced session log with its surface.
 type Session struct {
+	// wmu serialises writers (appends, batches, repair) from validation
+	// to commit, store I/O included. mu guards the log and the derived
+	// state; a writer holds it only while it validates and while it
+	// commits, never across the store's write, so readers never wait
+	// for I/O.
+	wmu  sync.Mutex
 	mu   sync.Mutex
 	cfg  config
 	opts []Option
@@ -223,6 +233,8 @@ func (s *Session) Append(t event.Type, data any, intent *event.Intent) (event.Ev
 		jerr.Seq = -1
 		return event.Event{}, jerr
 	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := event.Event{Type: t, Seq: int64(len(s.log)), Time: s.cfg.clock(), Data: raw}
@@ -239,6 +251,8 @@ func (s *Session) Append(t event.Type, data any, intent *event.Intent) (event.Ev
 // like any append: its seq must be the log's length (SURF-2). Use it to
 // replay or copy events; Append is for new ones.
 func (s *Session) AppendEvent(e event.Event) (event.Event, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e.Sources != nil {
@@ -247,7 +261,10 @@ func (s *Session) AppendEvent(e event.Event) (event.Event, error) {
 	return s.commit(e)
 }
 
-// commit validates e, writes it ahead, and appends it. Caller holds s.mu.
+// commit validates e, writes it ahead, and appends it. The caller holds
+// s.wmu and s.mu; commit releases s.mu while the store writes (readers go
+// on meanwhile: no writer can change the log, and the candidate is not in
+// it yet) and holds it again when it returns.
 func (s *Session) commit(e event.Event) (event.Event, error) {
 	// Validate compacts e.Data into a new buffer, so the log never keeps
 	// the caller's bytes.
@@ -255,7 +272,10 @@ func (s *Session) commit(e event.Event) (event.Event, error) {
 		return event.Event{}, err
 	}
 	if s.cfg.writeAhead != nil {
-		if err := s.cfg.writeAhead(e); err != nil {
+		s.mu.Unlock()
+		err := s.cfg.writeAhead(e)
+		s.mu.Lock()
+		if err != nil {
 			return event.Event{}, err
 		}
 	}
@@ -269,6 +289,8 @@ func (s *Session) commit(e event.Event) (event.Event, error) {
 // Repair appends the closers of an open last turn (REP-1 to REP-5) and
 // returns them; a balanced log gets none.
 func (s *Session) Repair() ([]event.Event, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.mgr.Sync(s.log); err != nil {
