@@ -172,8 +172,12 @@ func (op *Op) endData(errText string) (event.Type, string) {
 
 // Commit commits op with the summary blocks (COMP-5).
 func (s *Session) Commit(op *Op, summary []json.RawMessage, provider, model string, maxTokens *int64) ([]event.Event, error) {
-	if op.Finished {
+	if op.Finished || openStartSeq(s.log) != op.StartSeq {
+		op.Finished = true
 		return nil, compErr(event.CodeCompactionFinished, "finished")
+	}
+	if why := summaryInvalid(summary); why != "" {
+		return nil, compErr(event.CodeCompactionSummaryInvalid, "%s", why)
 	}
 	blocks := "[" + joinRaw(summary) + "]"
 	seqs := make([]string, len(op.Shadowed))
@@ -230,9 +234,48 @@ func (s *Session) Commit(op *Op, summary []json.RawMessage, provider, model stri
 	return append(out, end), nil
 }
 
+// openStartSeq is the seq of the start event of the open compaction of
+// log (COMP-2), or -1 when none is open.
+func openStartSeq(log []event.Event) int64 {
+	if _, open := openCompaction(log); !open {
+		return -1
+	}
+	for i := len(log) - 1; i >= 0; i-- {
+		if log[i].Type == event.TypeCompactStart || log[i].Type == event.TypeCompactionStart {
+			return int64(i)
+		}
+	}
+	return -1
+}
+
+// summaryInvalid says why providers would refuse summary in a user
+// message (COMP-9), or "".
+func summaryInvalid(summary []json.RawMessage) string {
+	if len(summary) == 0 {
+		return "empty"
+	}
+	for _, b := range summary {
+		var blk map[string]any
+		if json.Unmarshal(b, &blk) != nil {
+			return "not an object"
+		}
+		switch blk["type"] {
+		case "text":
+			if _, ok := blk["text"].(string); !ok {
+				return "a text block without a string text"
+			}
+		case "image":
+		default:
+			return fmt.Sprintf("a block of type %v", blk["type"])
+		}
+	}
+	return ""
+}
+
 // Abort aborts op with reason (COMP-6).
 func (s *Session) Abort(op *Op, reason string) ([]event.Event, error) {
-	if op.Finished {
+	if op.Finished || openStartSeq(s.log) != op.StartSeq {
+		op.Finished = true
 		return nil, compErr(event.CodeCompactionFinished, "finished")
 	}
 	op.Finished = true

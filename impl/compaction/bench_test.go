@@ -1,6 +1,7 @@
 package compaction_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -55,11 +56,11 @@ func BenchmarkBeginCommit(b *testing.B) {
 					last = e.Seq
 				}
 				b.StartTimer()
-				op, err := compaction.Begin(s, first, last)
+				op, err := compaction.Begin(context.Background(), s, first, last)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := op.Commit(summary, compaction.Meta{Provider: "p", Model: "m"}); err != nil {
+				if _, err := op.Commit(context.Background(), summary, compaction.Meta{Provider: "p", Model: "m"}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,8 +1,10 @@
 package compaction
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 
@@ -99,7 +101,22 @@ type Operation struct {
 // that a turn is open (compaction.no_turn); then it appends the start
 // event, which holds the lock until Commit or Abort appends the end event.
 // The checks and the append are one step: no other append comes between.
-func Begin(s *session.Session, start, end int64, opts ...Option) (*Operation, error) {
+//
+// ctx is checked before anything is appended: a cancelled context begins
+// nothing.
+func Begin(ctx context.Context, s *session.Session, start, end int64, opts ...Option) (*Operation, error) {
+	return begin(ctx, s, opts, func(t *tracker, tx session.Tx, o options) (int, int, error) {
+		return t.checkRange(tx, start, end, o.snap)
+	})
+}
+
+// begin begins a compaction of the range that choose picks, under the
+// session's write lock: choose sees the state the start event is appended
+// to, so no other append comes between the choice and the lock (COMP-3).
+func begin(ctx context.Context, s *session.Session, opts []Option, choose func(*tracker, session.Tx, options) (int, int, error)) (*Operation, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	o := optionsOf(opts)
 	op := &Operation{s: s, opts: o}
 	t := trackerOf(s)
@@ -107,12 +124,12 @@ func Begin(s *session.Session, start, end int64, opts ...Option) (*Operation, er
 	defer t.mu.Unlock()
 	_, err := s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
-		first, last, err := t.checkRange(tx, start, end, o.snap)
+		first, last, err := choose(t, tx, o)
 		if err != nil {
 			return nil, err
 		}
 		if t.open != nil {
-			return nil, event.Errorf(event.CodeCompactionLocked, -1, "compaction started at %d is still open", t.open.seq)
+			return nil, event.Errorf(event.CodeCompactionLocked, -1, "compaction: the compaction started at %d is still open", t.open.seq)
 		}
 		seqs := tx.Surface()
 		op.Start, op.End = seqs.At(first), seqs.At(last)
@@ -250,16 +267,21 @@ func (op *Operation) finish() error {
 // still open. When the shadowed nodes are no longer the range they were at
 // Begin (another replace touched them), it appends the end event with the
 // error "compaction.range_changed" instead and returns that code.
-func (op *Operation) Commit(summary []json.RawMessage, meta Meta) (Result, error) {
-	op.mu.Lock()
-	finished := op.finished
-	op.mu.Unlock()
-	if !finished {
-		// Summary blocks that no record could hold are refused before
-		// anything is appended; the operation stays open.
-		if err := checkData(op.summaryType(), op.summaryData(summary, meta)); err != nil {
-			return Result{}, err
-		}
+func (op *Operation) Commit(ctx context.Context, summary []json.RawMessage, meta Meta) (Result, error) {
+	if err := op.stillOpen(); err != nil {
+		return Result{}, err
+	}
+	// A summary providers would refuse (COMP-9), or blocks that no record
+	// could hold, are refused before anything is appended; the operation
+	// stays open.
+	if err := CheckSummary(summary); err != nil {
+		return Result{}, err
+	}
+	if err := checkData(op.summaryType(), op.summaryData(summary, meta)); err != nil {
+		return Result{}, fmt.Errorf("compaction started at %d: the summary record: %w", op.StartSeq, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
 	}
 	if err := op.finish(); err != nil {
 		return Result{}, err
@@ -270,6 +292,9 @@ func (op *Operation) Commit(summary []json.RawMessage, meta Meta) (Result, error
 	res := Result{StartSeq: op.StartSeq, Start: op.Start, End: op.End, Shadowed: op.Shadowed, TokenCount: op.TokenCount}
 	events, err := op.s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
+		if err := t.endedElsewhere(op); err != nil {
+			return nil, err
+		}
 		if !sameRange(tx, op.Shadowed) {
 			return nil, event.Errorf(event.CodeCompactionRangeChanged, -1, "the nodes %d..%d changed since the compaction began at %d", op.Start, op.End, op.StartSeq)
 		}
@@ -286,6 +311,8 @@ func (op *Operation) Commit(summary []json.RawMessage, meta Meta) (Result, error
 	switch {
 	case err == nil:
 		return res, nil
+	case errors.Is(err, event.CodeCompactionFinished):
+		// Ended by something else: its end event is in the log.
 	case len(events) < 3:
 		// Not all of it was appended: release the lock. With the replace
 		// in the log the compaction happened; without it, it failed.
@@ -318,10 +345,45 @@ func (op *Operation) Abort(cause error) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	_, err := op.s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
+		t.sync(tx)
+		if err := t.endedElsewhere(op); err != nil {
+			return nil, err
+		}
 		return []session.Draft{op.endDraft(msg)}, nil
 	})
 	t.sync2(op.s)
 	return err
+}
+
+// stillOpen is compaction.finished when op was committed or aborted, or
+// when its compaction was ended by something else (AbortOpen, a repair).
+func (op *Operation) stillOpen() error {
+	op.mu.Lock()
+	finished := op.finished
+	op.mu.Unlock()
+	if finished {
+		return event.Errorf(event.CodeCompactionFinished, -1, "compaction: the compaction started at %d was already committed or aborted", op.StartSeq)
+	}
+	t := trackerOf(op.s)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sync2(op.s)
+	if err := t.endedElsewhere(op); err != nil {
+		op.mu.Lock()
+		op.finished = true
+		op.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// endedElsewhere is compaction.finished when the open compaction of the
+// log is not op's: something else appended its end event (COMP-5).
+func (t *tracker) endedElsewhere(op *Operation) error {
+	if t.open == nil || t.open.seq != op.StartSeq {
+		return event.Errorf(event.CodeCompactionFinished, -1, "compaction: the compaction started at %d was ended by something else (an abort of the lock, a repair)", op.StartSeq)
+	}
+	return nil
 }
 
 // sameRange reports whether shadowed are still consecutive surface nodes,
@@ -422,47 +484,144 @@ func userMessage(summary []json.RawMessage) json.RawMessage {
 }
 
 // checkData checks data against SURF-4 and SURF-5 for an event of type t,
-// as an append would.
+// as an append would. The error names no seq: the event is not in the log.
 func checkData(t event.Type, data json.RawMessage) error {
 	e := event.Event{Type: t, Data: data}
 	if event.IsSurface(t) {
 		e.Op = event.Append()
 	}
 	if err := event.Check(&e, 0); err != nil {
+		err.Seq, err.Index = -1, -1
 		return err
 	}
 	return nil
 }
 
-// Summarizer writes the summary of the shadowed messages of a compaction.
-type Summarizer func(op *Operation) (summary []json.RawMessage, meta Meta, err error)
-
-// Compact is Begin, the summariser, then Commit, or Abort with the
-// summariser's error (which it returns, wrapped).
-func Compact(s *session.Session, start, end int64, summarize Summarizer, opts ...Option) (Result, error) {
-	op, err := Begin(s, start, end, opts...)
-	if err != nil {
-		return Result{}, err
+// CheckSummary is compaction.summary_invalid when providers would refuse
+// summary as the content of a user message (COMP-9): an empty list, a
+// tool-call or tool-result block, or a block that is not text (with a
+// string text) or image. Commit checks it; a summariser can check first.
+func CheckSummary(summary []json.RawMessage) error {
+	bad := func(format string, args ...any) error {
+		return event.Errorf(event.CodeCompactionSummaryInvalid, -1, "compaction: the summary "+format, args...)
 	}
-	summary, meta, err := summarize(op)
+	if len(summary) == 0 {
+		return bad("is empty")
+	}
+	for k, b := range summary {
+		var blk map[string]any
+		if json.Unmarshal(b, &blk) != nil {
+			return bad("block %d is not a JSON object", k)
+		}
+		switch blk["type"] {
+		case "text":
+			if _, ok := blk["text"].(string); !ok {
+				return bad("block %d is a text block without a string text", k)
+			}
+		case "image":
+		case "tool-call", "tool-result":
+			return bad("block %d is a %v block: a summary makes no tool call and answers none", k, blk["type"])
+		default:
+			return bad("block %d has type %v: only text and image blocks are accepted", k, blk["type"])
+		}
+	}
+	return nil
+}
+
+// Summarizer writes the summary of the shadowed messages of a compaction.
+// It should return when ctx is done (Compact then aborts the compaction).
+type Summarizer func(ctx context.Context, op *Operation) (summary []json.RawMessage, meta Meta, err error)
+
+// Compact is Begin, the summariser, then Commit. It never leaves the lock
+// held: on every failure after Begin it aborts the compaction (the end
+// event records why) and returns the failure: the summariser's error, a
+// summary Commit refuses, a cancelled ctx, or a panic of the summariser
+// (aborted, then panicking again with the same value). Its errors say
+// they come from compaction and keep their codes for errors.Is.
+func Compact(ctx context.Context, s *session.Session, start, end int64, summarize Summarizer, opts ...Option) (Result, error) {
+	op, err := Begin(ctx, s, start, end, opts...)
 	if err != nil {
-		if aerr := op.Abort(err); aerr != nil {
+		return Result{}, fmt.Errorf("compaction of %d..%d: %w", start, end, err)
+	}
+	return op.run(ctx, summarize)
+}
+
+// run summarises and commits op, aborting it on every failure.
+func (op *Operation) run(ctx context.Context, summarize Summarizer) (res Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			_ = op.Abort(fmt.Errorf("the summariser panicked: %v", r))
+			panic(r)
+		}
+	}()
+	fail := func(why error) (Result, error) {
+		err := fmt.Errorf("compaction started at %d: %w", op.StartSeq, why)
+		if aerr := op.Abort(why); aerr != nil && !errors.Is(aerr, event.CodeCompactionFinished) {
 			return Result{}, errors.Join(err, aerr)
 		}
 		return Result{}, err
 	}
-	return op.Commit(summary, meta)
+	summary, meta, err := summarize(ctx, op)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return fail(err)
+	}
+	res, err = op.Commit(ctx, summary, meta)
+	if err != nil {
+		return fail(err) // Abort is compaction.finished when Commit ended it
+	}
+	return res, nil
 }
 
-// Open reports whether a compaction is open in s (COMP-2), and the seq of
-// its start event.
-func Open(s *session.Session) (bool, int64) {
+// InProgress reports the seq of the start event of the compaction open
+// in s (COMP-2), and whether one is open.
+func InProgress(s *session.Session) (startSeq int64, open bool) {
 	t := trackerOf(s)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.sync2(s)
 	if t.open == nil {
-		return false, -1
+		return -1, false
 	}
-	return true, t.open.seq
+	return t.open.seq, true
+}
+
+// AbortOpen ends the compaction open in s, whoever began it (an Operation
+// lost to a bug, or a start event a crash left in the log), by appending
+// its end event with cause as the error (COMP-6). Unlike Session.Repair it
+// touches nothing else: a turn in progress stays open. It returns the seq
+// of the start event it ended; with no compaction open it appends nothing
+// and returns -1.
+func AbortOpen(s *session.Session, cause error) (int64, error) {
+	msg := "aborted"
+	if cause != nil && cause.Error() != "" {
+		msg = cause.Error()
+	}
+	t := trackerOf(s)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ended := int64(-1)
+	_, err := s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
+		t.sync(tx)
+		if t.open == nil {
+			return nil, nil
+		}
+		ended = t.open.seq
+		turn, ok := event.ObjectMember(t.open.data, "turn")
+		if !ok {
+			turn = []byte("null")
+		}
+		op := &Operation{opts: options{vocabulary: CompactEvents}, turn: turn}
+		if t.open.typ == event.TypeCompactionStart {
+			op.opts.vocabulary, op.id = CompactionEvents, t.open.id
+		}
+		return []session.Draft{op.endDraft(msg)}, nil
+	})
+	t.sync2(s)
+	if err != nil {
+		return -1, err
+	}
+	return ended, nil
 }

@@ -1,6 +1,7 @@
 package compaction_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -77,14 +78,14 @@ func TestCompactExactRecords(t *testing.T) {
 	first := conversation(t, s, 1, []string{"a"}, []string{"a"})
 	conversation(t, s, 2, nil, nil)
 	retained := s.Surface().Slice()[len(first):]
-	op, err := compaction.Begin(s, first[0], first[len(first)-1])
+	op, err := compaction.Begin(context.Background(), s, first[0], first[len(first)-1])
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(op.Shadowed, first) || len(op.Messages) != len(first) || op.TokenCount == 0 {
 		t.Fatalf("operation %+v", op)
 	}
-	res, err := op.Commit(summary, compaction.Meta{Provider: "p", Model: "m"})
+	res, err := op.Commit(context.Background(), summary, compaction.Meta{Provider: "p", Model: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestCompactExactRecords(t *testing.T) {
 	if m := s.Messages().At(0); m.Seq != res.ReplaceSeq || string(m.Content[0]) != string(summary[0]) {
 		t.Errorf("first message %+v", m)
 	}
-	if open, _ := compaction.Open(s); open {
+	if _, open := compaction.InProgress(s); open {
 		t.Errorf("the lock is still held")
 	}
 	equalsModel(t, s)
@@ -124,18 +125,18 @@ func TestLock(t *testing.T) {
 	s := session.New()
 	nodes := conversation(t, s, 1, nil, nil)
 	conversation(t, s, 2, nil, nil)
-	op, err := compaction.Begin(s, nodes[0], nodes[0])
+	op, err := compaction.Begin(context.Background(), s, nodes[0], nodes[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := compaction.Begin(s, nodes[1], nodes[1]); !errors.Is(err, event.CodeCompactionLocked) {
+	if _, err := compaction.Begin(context.Background(), s, nodes[1], nodes[1]); !errors.Is(err, event.CodeCompactionLocked) {
 		t.Fatalf("second Begin: %v", err)
 	}
 	resumed, err := session.Seed(s.Events())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := compaction.Begin(resumed, nodes[1], nodes[1]); !errors.Is(err, event.CodeCompactionLocked) {
+	if _, err := compaction.Begin(context.Background(), resumed, nodes[1], nodes[1]); !errors.Is(err, event.CodeCompactionLocked) {
 		t.Fatalf("Begin after a resume with a compaction open: %v", err)
 	}
 	closers, err := resumed.Repair()
@@ -152,17 +153,17 @@ func TestLock(t *testing.T) {
 		t.Fatalf("closers differ from the model's")
 	}
 	// The lock is free, but the compaction needs a turn (COMP-3).
-	if _, err := compaction.Begin(resumed, nodes[1], nodes[1]); !errors.Is(err, event.CodeCompactionNoTurn) {
+	if _, err := compaction.Begin(context.Background(), resumed, nodes[1], nodes[1]); !errors.Is(err, event.CodeCompactionNoTurn) {
 		t.Fatalf("Begin after repair, no turn open: %v", err)
 	}
-	if _, err := compaction.Begin(resumed, nodes[1], nodes[1], compaction.WithVocabulary(compaction.CompactionEvents)); err != nil {
+	if _, err := compaction.Begin(context.Background(), resumed, nodes[1], nodes[1], compaction.WithVocabulary(compaction.CompactionEvents)); err != nil {
 		t.Fatalf("Begin between turns with compaction/*: %v", err)
 	}
 	// The first session's operation commits on the first session.
-	if _, err := op.Commit(summary, compaction.Meta{Provider: "p", Model: "m"}); err != nil {
+	if _, err := op.Commit(context.Background(), summary, compaction.Meta{Provider: "p", Model: "m"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := op.Commit(summary, compaction.Meta{}); !errors.Is(err, event.CodeCompactionFinished) {
+	if _, err := op.Commit(context.Background(), summary, compaction.Meta{}); !errors.Is(err, event.CodeCompactionFinished) {
 		t.Fatalf("second Commit: %v", err)
 	}
 }
@@ -175,13 +176,13 @@ func TestPairing(t *testing.T) {
 	done := conversation(t, s, 1, []string{"a", "b"}, []string{"a", "b"})
 	pending := conversation(t, s, 2, []string{"c"}, nil) // a pending call
 	// user(0) assistant[a,b] result(a) result(b) answer | user assistant[c]
-	if _, err := compaction.Begin(s, done[0], done[2]); !errors.Is(err, event.CodeCompactionUnbalanced) {
+	if _, err := compaction.Begin(context.Background(), s, done[0], done[2]); !errors.Is(err, event.CodeCompactionUnbalanced) {
 		t.Fatalf("range ending between a call and its result: %v", err)
 	}
-	if _, err := compaction.Begin(s, done[2], done[4]); !errors.Is(err, event.CodeCompactionUnbalanced) {
+	if _, err := compaction.Begin(context.Background(), s, done[2], done[4]); !errors.Is(err, event.CodeCompactionUnbalanced) {
 		t.Fatalf("range starting between a call and its result: %v", err)
 	}
-	if _, err := compaction.Begin(s, done[0], pending[1]); !errors.Is(err, event.CodeCompactionUnbalanced) {
+	if _, err := compaction.Begin(context.Background(), s, done[0], pending[1]); !errors.Is(err, event.CodeCompactionUnbalanced) {
 		t.Fatalf("range folding a pending call: %v", err)
 	}
 	for seq, want := range map[int64][2]bool{done[0]: {true, true}, done[1]: {true, false}, done[3]: {false, true}, pending[1]: {true, false}} {
@@ -194,7 +195,7 @@ func TestPairing(t *testing.T) {
 	if _, ok := compaction.BalancedBefore(s, 9999); ok {
 		t.Errorf("a seq off the surface is reported on it")
 	}
-	op, err := compaction.Begin(s, done[0], pending[1], compaction.WithSnap())
+	op, err := compaction.Begin(context.Background(), s, done[0], pending[1], compaction.WithSnap())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func TestPairing(t *testing.T) {
 	if e := s.Events()[s.Len()-1]; e.Type != event.TypeCompactEnd || string(e.Data) != `{"turn":2,"error":"summariser down"}` {
 		t.Fatalf("abort wrote %s %s", e.Type, e.Data)
 	}
-	if _, err := compaction.Begin(s, done[2], done[2], compaction.WithSnap()); !errors.Is(err, event.CodeCompactionNothingToCompact) {
+	if _, err := compaction.Begin(context.Background(), s, done[2], done[2], compaction.WithSnap()); !errors.Is(err, event.CodeCompactionNothingToCompact) {
 		t.Fatalf("snapping a range with no balanced cut: %v", err)
 	}
 	equalsModel(t, s)
@@ -221,14 +222,14 @@ func TestSecondCompactionKeepsFirst(t *testing.T) {
 	one := conversation(t, s, 1, []string{"a"}, []string{"a"})
 	two := conversation(t, s, 2, nil, nil)
 	three := conversation(t, s, 3, nil, nil)
-	fake := func(op *compaction.Operation) ([]json.RawMessage, compaction.Meta, error) {
+	fake := func(ctx context.Context, op *compaction.Operation) ([]json.RawMessage, compaction.Meta, error) {
 		return summary, compaction.Meta{Provider: "p", Model: "m"}, nil
 	}
-	r1, err := compaction.Compact(s, one[0], one[len(one)-1], fake)
+	r1, err := compaction.Compact(context.Background(), s, one[0], one[len(one)-1], fake)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2, err := compaction.Compact(s, r1.ReplaceSeq, two[len(two)-1], fake)
+	r2, err := compaction.Compact(context.Background(), s, r1.ReplaceSeq, two[len(two)-1], fake)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +254,7 @@ func TestSecondCompactionKeepsFirst(t *testing.T) {
 func TestRangeChanged(t *testing.T) {
 	s := session.New()
 	nodes := conversation(t, s, 1, []string{"a"}, []string{"a"})
-	op, err := compaction.Begin(s, nodes[0], nodes[len(nodes)-1])
+	op, err := compaction.Begin(context.Background(), s, nodes[0], nodes[len(nodes)-1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +262,7 @@ func TestRangeChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := s.Surface().Slice()
-	if _, err := op.Commit(summary, compaction.Meta{}); !errors.Is(err, event.CodeCompactionRangeChanged) {
+	if _, err := op.Commit(context.Background(), summary, compaction.Meta{}); !errors.Is(err, event.CodeCompactionRangeChanged) {
 		t.Fatalf("commit after the range changed: %v", err)
 	}
 	if last := s.Events()[s.Len()-1]; last.Type != event.TypeCompactEnd || string(last.Data) != `{"turn":1,"error":"compaction.range_changed"}` {
@@ -270,7 +271,7 @@ func TestRangeChanged(t *testing.T) {
 	if !slices.Equal(s.Surface().Slice(), before) {
 		t.Fatalf("the surface changed")
 	}
-	if open, _ := compaction.Open(s); open {
+	if _, open := compaction.InProgress(s); open {
 		t.Fatalf("the lock is still held")
 	}
 	equalsModel(t, s)
@@ -356,7 +357,7 @@ func TestSeedSystemBracketLoads(t *testing.T) {
 	if len(msgs) != 2 || msgs[0].Seq != 6 || string(msgs[0].Content[0]) != `{"type":"text","text":"f.go returns 41."}` || msgs[1].Seq != 3 {
 		t.Fatalf("messages %v", msgs)
 	}
-	if open, _ := compaction.Open(s); open {
+	if _, open := compaction.InProgress(s); open {
 		t.Fatal("the bracket is closed")
 	}
 	for i, e := range s.Events() {

@@ -1,6 +1,7 @@
 package compaction_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log"
@@ -36,11 +37,11 @@ func Example() {
 	must(s.AppendAssistantMessage(event.AssistantMessageData{Turn: 1, Step: 2, Content: text("F returns 41.")}, event.AppendIntent()))
 
 	// Fold the first four nodes (prompt, call, result, answer) into a summary.
-	summarise := func(op *compaction.Operation) ([]json.RawMessage, compaction.Meta, error) {
+	summarise := func(ctx context.Context, op *compaction.Operation) ([]json.RawMessage, compaction.Meta, error) {
 		return text(fmt.Sprintf("Summary of %d messages: f.go defines F, which returns 41.", len(op.Messages))), compaction.Meta{Provider: "local", Model: "fake"}, nil
 	}
 	last := s.Surface().At(s.Surface().Len() - 1)
-	r, err := compaction.Compact(s, q.Seq, last, summarise)
+	r, err := compaction.Compact(context.Background(), s, q.Seq, last, summarise)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -63,14 +64,14 @@ func ExampleBegin() {
 			log.Fatal(err)
 		}
 	}
-	op, err := compaction.Begin(s, 1, 2)
+	op, err := compaction.Begin(context.Background(), s, 1, 2)
 	if err != nil {
 		log.Fatal(err)
 	}
-	_, err = compaction.Begin(s, 3, 3)
+	_, err = compaction.Begin(context.Background(), s, 3, 3)
 	fmt.Println("second begin:", event.CodeOf(err))
 	fmt.Println("to summarise:", len(op.Messages), "messages,", op.TokenCount, "tokens")
-	if _, err := op.Commit([]json.RawMessage{json.RawMessage(`{"type":"text","text":"a and b"}`)}, compaction.Meta{Provider: "p", Model: "m"}); err != nil {
+	if _, err := op.Commit(context.Background(), []json.RawMessage{json.RawMessage(`{"type":"text","text":"a and b"}`)}, compaction.Meta{Provider: "p", Model: "m"}); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("surface:", s.Surface())

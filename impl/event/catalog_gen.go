@@ -111,6 +111,8 @@ const (
 	CodeCompactionRangeChanged Code = "compaction.range_changed"
 	// CodeCompactionFinished (COMP-5): Commit or Abort on a compaction that was already committed or aborted.
 	CodeCompactionFinished Code = "compaction.finished"
+	// CodeCompactionSummaryInvalid (COMP-9): A summary that providers would refuse in a user message: an empty list, a tool-call or tool-result block, or a block that is not text or image.
+	CodeCompactionSummaryInvalid Code = "compaction.summary_invalid"
 	// CodeCompactionNotPrunable (COMP-7): The seq to prune is not a tool/result node on the surface.
 	CodeCompactionNotPrunable Code = "compaction.not_prunable"
 	// CodePersistFormatVersion (STORE-1): A JSONL header names another SESSION_FORMAT_VERSION.
@@ -162,6 +164,7 @@ var allCodes = []Code{
 	CodeCompactionNothingToCompact,
 	CodeCompactionRangeChanged,
 	CodeCompactionFinished,
+	CodeCompactionSummaryInvalid,
 	CodeCompactionNotPrunable,
 	CodePersistFormatVersion,
 	CodePersistCorrupt,
@@ -182,6 +185,7 @@ var CodeRule = map[Code]string{
 	CodeCompactionNotPrunable:      "COMP-7",
 	CodeCompactionNothingToCompact: "COMP-4",
 	CodeCompactionRangeChanged:     "COMP-5",
+	CodeCompactionSummaryInvalid:   "COMP-9",
 	CodeCompactionUnbalanced:       "COMP-4",
 	CodeDataInvalid:                "SURF-5",
 	CodeDataNotJSON:                "SURF-4",

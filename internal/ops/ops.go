@@ -5,6 +5,7 @@
 package ops
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -278,7 +279,7 @@ func (d *Impl) Begin(s Step) ([]event.Event, error) {
 		opts = append(opts, compaction.WithVocabulary(compaction.CompactionEvents))
 	}
 	n := d.S.Len()
-	op, err := compaction.Begin(d.S, s.Start, s.End, opts...)
+	op, err := compaction.Begin(context.Background(), d.S, s.Start, s.End, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +292,7 @@ func (d *Impl) Commit(s Step) ([]event.Event, error) {
 		return nil, event.Errorf(event.CodeCompactionFinished, -1, "no open operation")
 	}
 	n := d.S.Len()
-	_, err := d.op.Commit(s.Blocks, compaction.Meta{Provider: s.Provider, Model: s.Model, MaxTokens: s.MaxTokens})
+	_, err := d.op.Commit(context.Background(), s.Blocks, compaction.Meta{Provider: s.Provider, Model: s.Model, MaxTokens: s.MaxTokens})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,177 @@
+package compaction_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/surfacelog/surface/impl/compaction"
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/session"
+)
+
+// lastEnd returns the data of the last compact/end of s, or "".
+func lastEnd(s *session.Session) string {
+	events := s.Events()
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type == event.TypeCompactEnd {
+			return string(events[i].Data)
+		}
+	}
+	return ""
+}
+
+// TestCompactNeverWedges: COMP-2, COMP-6, COMP-9. Whatever goes wrong
+// after Begin, Compact aborts the compaction (an end event with the
+// reason), returns the failure with its code, and the next compaction
+// can begin: a summariser error, a summary providers would refuse, a
+// summariser panic (aborted, then panicking again), a cancelled context.
+func TestCompactNeverWedges(t *testing.T) {
+	s := session.New()
+	nodes := conversation(t, s, 1, []string{"a"}, []string{"a"})
+	cases := []struct {
+		name      string
+		summarize compaction.Summarizer
+		ctx       func() context.Context
+		want      error
+		endSays   string
+	}{
+		{"summariser error", func(ctx context.Context, op *compaction.Operation) ([]json.RawMessage, compaction.Meta, error) {
+			return nil, compaction.Meta{}, errors.New("model overloaded")
+		}, context.Background, nil, "model overloaded"},
+		{"tool-call block", func(ctx context.Context, op *compaction.Operation) ([]json.RawMessage, compaction.Meta, error) {
+			return []json.RawMessage{raw(`{"type":"tool-call","id":"x","name":"n","arguments":{}}`)}, compaction.Meta{}, nil
+		}, context.Background, event.CodeCompactionSummaryInvalid, "compaction.summary_invalid"},
+		{"tool-result block", func(ctx context.Context, op *compaction.Operation) ([]json.RawMessage, compaction.Meta, error) {
+			return []json.RawMessage{raw(`{"type":"tool-result","toolCallId":"zz","content":[],"isError":false}`)}, compaction.Meta{}, nil
+		}, context.Background, event.CodeCompactionSummaryInvalid, "tool-result"},
+		{"unknown block", func(ctx context.Context, op *compaction.Operation) ([]json.RawMessage, compaction.Meta, error) {
+			return []json.RawMessage{raw(`{"type":"bogus"}`)}, compaction.Meta{}, nil
+		}, context.Background, event.CodeCompactionSummaryInvalid, "bogus"},
+		{"empty summary", func(ctx context.Context, op *compaction.Operation) ([]json.RawMessage, compaction.Meta, error) {
+			return []json.RawMessage{}, compaction.Meta{}, nil
+		}, context.Background, event.CodeCompactionSummaryInvalid, "empty"},
+		{"block no record holds", func(ctx context.Context, op *compaction.Operation) ([]json.RawMessage, compaction.Meta, error) {
+			return []json.RawMessage{raw(`{"type":"text","text":"a","n":-0}`)}, compaction.Meta{}, nil
+		}, context.Background, event.CodeDataNotJSON, "event.data_not_json"},
+		{"cancelled while summarising", func(ctx context.Context, op *compaction.Operation) ([]json.RawMessage, compaction.Meta, error) {
+			<-ctx.Done() // a summariser blocked on its model call
+			return nil, compaction.Meta{}, ctx.Err()
+		}, func() context.Context {
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() { time.Sleep(10 * time.Millisecond); cancel() }()
+			return ctx
+		}, context.Canceled, "context canceled"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := s.Len()
+			_, err := compaction.Compact(c.ctx(), s, nodes[0], nodes[len(nodes)-1], c.summarize)
+			if err == nil || (c.want != nil && !errors.Is(err, c.want)) || !strings.Contains(err.Error(), "compaction") {
+				t.Fatalf("Compact: %v, want %v", err, c.want)
+			}
+			if strings.Contains(err.Error(), "event 0") {
+				t.Errorf("the error names an event never appended: %v", err)
+			}
+			if _, open := compaction.InProgress(s); open {
+				t.Fatal("the lock is still held")
+			}
+			if end := lastEnd(s); !strings.Contains(end, c.endSays) {
+				t.Errorf("end event %s does not say %q", end, c.endSays)
+			}
+			if got := s.Len() - before; got != 2 {
+				t.Errorf("appended %d events, want the start and the end", got)
+			}
+		})
+	}
+	t.Run("summariser panic", func(t *testing.T) {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Fatalf("recovered %v, want the summariser's own panic", r)
+			}
+			if _, open := compaction.InProgress(s); open {
+				t.Fatal("the lock is still held after a panic")
+			}
+			if end := lastEnd(s); !strings.Contains(end, "panicked: boom") {
+				t.Errorf("end event %s", end)
+			}
+		}()
+		compaction.Compact(context.Background(), s, nodes[0], nodes[len(nodes)-1], func(ctx context.Context, op *compaction.Operation) ([]json.RawMessage, compaction.Meta, error) {
+			panic("boom")
+		})
+	})
+	// And after all that, a compaction works.
+	if _, err := compaction.Compact(context.Background(), s, nodes[0], nodes[len(nodes)-1], func(ctx context.Context, op *compaction.Operation) ([]json.RawMessage, compaction.Meta, error) {
+		return summary, compaction.Meta{Provider: "p", Model: "m"}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// A context cancelled before Begin begins nothing.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	before := s.Len()
+	if _, err := compaction.Begin(ctx, s, s.Surface().At(0), s.Surface().At(0)); !errors.Is(err, context.Canceled) || s.Len() != before {
+		t.Fatalf("Begin with a cancelled context: %v, %d events appended", err, s.Len()-before)
+	}
+}
+
+// TestCommitRefusalKeepsTheOperation: COMP-9. Commit refuses a summary
+// providers would refuse before anything is appended; the operation stays
+// open, so its caller can commit another summary or abort.
+func TestCommitRefusalKeepsTheOperation(t *testing.T) {
+	s := session.New()
+	nodes := conversation(t, s, 1, nil, nil)
+	op, err := compaction.Begin(context.Background(), s, nodes[0], nodes[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := s.Len()
+	for _, bad := range [][]json.RawMessage{nil, {raw(`{"type":"tool-call"}`)}, {raw(`{"type":"text"}`)}, {raw(`[1]`)}} {
+		if _, err := op.Commit(context.Background(), bad, compaction.Meta{}); !errors.Is(err, event.CodeCompactionSummaryInvalid) || s.Len() != before {
+			t.Fatalf("commit %s: %v", bad, err)
+		}
+	}
+	if _, err := op.Commit(context.Background(), summary, compaction.Meta{Provider: "p", Model: "m"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAbortOpenKeepsTheTurn: a compaction whose Operation was lost (begun
+// and never finished) is ended by AbortOpen with its own end event; the
+// turn in progress stays open, unlike a repair.
+func TestAbortOpenKeepsTheTurn(t *testing.T) {
+	for _, v := range []compaction.Vocabulary{compaction.CompactEvents, compaction.CompactionEvents} {
+		s := session.New()
+		nodes := conversation(t, s, 1, nil, nil)
+		if seq, err := compaction.AbortOpen(s, nil); err != nil || seq != -1 {
+			t.Fatalf("nothing open: %d %v", seq, err)
+		}
+		op, err := compaction.Begin(context.Background(), s, nodes[0], nodes[0], compaction.WithVocabulary(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq, err := compaction.AbortOpen(s, errors.New("the harness lost it"))
+		if err != nil || seq != op.StartSeq {
+			t.Fatalf("AbortOpen: %d %v", seq, err)
+		}
+		events := s.Events()
+		last := events[len(events)-1]
+		if !strings.Contains(string(last.Data), "the harness lost it") || (v == compaction.CompactionEvents && !strings.Contains(string(last.Data), `"compactionId":"c`)) {
+			t.Fatalf("end event %s %s", last.Type, last.Data)
+		}
+		for _, e := range events {
+			if e.Type == event.TypeTurnEnd {
+				t.Fatal("AbortOpen ended the turn")
+			}
+		}
+		if _, err := compaction.Begin(context.Background(), s, nodes[0], nodes[0]); err != nil {
+			t.Fatalf("after AbortOpen: %v", err)
+		}
+		if _, err := op.Commit(context.Background(), summary, compaction.Meta{}); err == nil {
+			t.Fatal("the lost operation committed after its compaction was ended")
+		}
+	}
+}
