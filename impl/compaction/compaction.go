@@ -85,6 +85,10 @@ type Operation struct {
 	// TokenCount is the estimated tokens of Messages (shadowedTokenCount).
 	TokenCount int
 
+	// Selection is what the policy chose, for an Operation begun by
+	// BeginSelected.
+	Selection Selection
+
 	turn json.RawMessage // the start event's turn (a number, or null)
 	id   string          // compactionId (CompactionEvents vocabulary)
 
@@ -246,6 +250,8 @@ type Result struct {
 	Shadowed   []int64
 	// TokenCount is the shadowedTokenCount recorded.
 	TokenCount int
+	// Selection is what the policy chose (CompactSelected).
+	Selection Selection
 }
 
 func (op *Operation) finish() error {

@@ -311,31 +311,34 @@ func TestPrune(t *testing.T) {
 
 // TestSelect: COMP-8. KeepLast and KeepTokens propose [head, c], moved back
 // to a balanced cut; with nothing to fold, compaction.nothing_to_compact.
+// (Node-level cuts that may reach into the open turn: COMP-8 as the
+// protocol's compact_select has it. TestSelectTurnAware has the default.)
 func TestSelect(t *testing.T) {
+	nodeLevel := []compaction.SelectOption{compaction.WithNodeCuts(), compaction.WithOpenTurn()}
 	s := session.New()
 	one := conversation(t, s, 1, nil, nil)
 	two := conversation(t, s, 2, []string{"a"}, []string{"a"})
 	surface := s.Surface().Slice()
-	r, err := compaction.Select(s, compaction.KeepLast(3))
+	r, err := compaction.Select(s, compaction.KeepLast(3), nodeLevel...)
 	// keeping the last 3 would cut between the call of "a" and its result:
 	// the cut moves back to before the assistant message with the call.
 	if err != nil || r.Start != surface[0] || r.End != two[0] {
 		t.Fatalf("KeepLast(3): %+v %v (surface %v)", r, err, surface)
 	}
-	if r, err := compaction.Select(s, compaction.KeepLast(len(surface)-len(one))); err != nil || r.End != one[len(one)-1] {
+	if r, err := compaction.Select(s, compaction.KeepLast(len(surface)-len(one)), nodeLevel...); err != nil || r.End != one[len(one)-1] {
 		t.Fatalf("KeepLast: %+v %v", r, err)
 	}
-	if _, err := compaction.Select(s, compaction.KeepLast(len(surface))); !errors.Is(err, event.CodeCompactionNothingToCompact) {
+	if _, err := compaction.Select(s, compaction.KeepLast(len(surface)), nodeLevel...); !errors.Is(err, event.CodeCompactionNothingToCompact) {
 		t.Fatalf("KeepLast(all): %v", err)
 	}
-	r, err = compaction.Select(s, compaction.KeepTokens(1, nil))
+	r, err = compaction.Select(s, compaction.KeepTokens(1, nil), nodeLevel...)
 	if err != nil || r.End != surface[len(surface)-2] {
 		t.Fatalf("KeepTokens(1): %+v %v", r, err)
 	}
 	// One token per message: keeping 2 keeps the result of "a" and the
 	// answer, and the cut before the result is moved back past the call.
 	est := func(m message.Message) int { return 1 }
-	if r, err := compaction.Select(s, compaction.KeepTokens(2, est)); err != nil || r.End != two[0] {
+	if r, err := compaction.Select(s, compaction.KeepTokens(2, est), nodeLevel...); err != nil || r.End != two[0] {
 		t.Fatalf("KeepTokens(2, one per message): %+v %v", r, err)
 	}
 }

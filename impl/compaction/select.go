@@ -1,6 +1,9 @@
 package compaction
 
 import (
+	"context"
+	"encoding/json"
+
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/message"
 	"github.com/surfacelog/surface/impl/session"
@@ -9,81 +12,365 @@ import (
 // Range is a proposed compaction range: the first and last node seqs.
 type Range struct{ Start, End int64 }
 
+// Selection is what a policy chose: the range to fold, from the head of
+// the surface, and what it leaves.
+type Selection struct {
+	Range
+	// Folded is the number of surface nodes in the range.
+	Folded int
+	// TokensBefore is the estimated tokens of the whole surface, and
+	// TokensKept those of the nodes after the range (the summary not
+	// counted).
+	TokensBefore, TokensKept int
+	// OverBudget is set by TargetTokens when even folding everything the
+	// options allow keeps more than the budget (the open turn alone is over
+	// it, say): the range is then the most that may be folded.
+	OverBudget bool
+}
+
 // Policy chooses what to keep verbatim at the tail of the surface; the
-// rest, from the head, is what a compaction folds (COMP-8).
+// rest, from the head, is what a compaction folds (COMP-8, COMP-10).
 type Policy interface {
-	// keepFrom returns the position of the first node to keep, given the
-	// surface's messages in order (nil for a node without one).
-	keepFrom(nodes []message.Message) int
+	// cut returns the first position to keep among the allowed cuts (an
+	// ascending list of positions, each a balanced cut), or 0 to fold
+	// nothing.
+	cut(v *selectView, cuts []int) (keep int, overBudget bool)
+}
+
+// selectView is the surface as a policy sees it.
+type selectView struct {
+	seqs   []int64
+	tokens []int // estimated tokens per node (0 for a node without a message)
+	turn   []int32
+	open   int32 // ordinal of the open turn, -1 when none is open
+	msgs   []message.Message
+	events []*event.Event
+}
+
+// tokensWith is the tokens per node by estimate (nil: the selection's).
+func (v *selectView) tokensWith(estimate Estimator) []int {
+	if estimate == nil {
+		return v.tokens
+	}
+	out := make([]int, len(v.seqs))
+	for i, m := range v.msgs {
+		if m.Role != "" {
+			out[i] = messageTokens(v.events[i], m, estimate)
+		}
+	}
+	return out
+}
+
+// lastAtMost is the largest cut ≤ pos, or 0.
+func lastAtMost(cuts []int, pos int) int {
+	keep := 0
+	for _, c := range cuts {
+		if c <= pos {
+			keep = c
+		}
+	}
+	return keep
 }
 
 type keepLast int
 
-func (k keepLast) keepFrom(nodes []message.Message) int { return max(len(nodes)-int(k), 0) }
+func (k keepLast) cut(v *selectView, cuts []int) (int, bool) {
+	return lastAtMost(cuts, len(v.seqs)-int(k)), false
+}
 
-// KeepLast keeps the last n surface nodes.
+// KeepLast keeps at least the last n surface nodes.
 func KeepLast(n int) Policy { return keepLast(max(n, 0)) }
+
+type keepTurns int
+
+func (k keepTurns) cut(v *selectView, cuts []int) (int, bool) {
+	// The first node of each complete turn, from the tail: keep the last
+	// k of them (the open turn is never counted, and never folded unless
+	// the options allow it).
+	seen, pos := 0, len(v.seqs)
+	for i := len(v.seqs) - 1; i >= 0; i-- {
+		if v.turn[i] == v.open && v.open >= 0 {
+			pos = i
+			continue
+		}
+		if i == 0 || v.turn[i-1] != v.turn[i] {
+			if seen == int(k) {
+				break
+			}
+			seen++
+			pos = i
+		}
+	}
+	if seen < int(k) {
+		pos = 0
+	}
+	return lastAtMost(cuts, pos), false
+}
+
+// KeepTurns keeps the last n complete turns (and the open turn) verbatim,
+// and folds the turns before them.
+func KeepTurns(n int) Policy { return keepTurns(max(n, 0)) }
 
 type keepTokens struct {
 	budget   int
+	target   bool
 	estimate Estimator
 }
 
-func (k keepTokens) keepFrom(nodes []message.Message) int {
-	total := 0
-	for i := len(nodes) - 1; i >= 0; i-- {
-		if nodes[i].Role != "" {
-			total += k.estimate(nodes[i])
+func (k keepTokens) cut(v *selectView, cuts []int) (int, bool) {
+	tokens := v.tokensWith(k.estimate)
+	suffix := make([]int, len(v.seqs)+1)
+	for i := len(v.seqs) - 1; i >= 0; i-- {
+		suffix[i] = suffix[i+1] + tokens[i]
+	}
+	if !k.target {
+		// At least budget tokens kept: the shortest tail that reaches it.
+		pos := 0
+		for i := len(v.seqs) - 1; i >= 0; i-- {
+			if suffix[i] >= k.budget {
+				pos = i
+				break
+			}
 		}
-		if total >= k.budget {
-			return i
+		return lastAtMost(cuts, pos), false
+	}
+	if suffix[0] <= k.budget {
+		return 0, false // it fits already
+	}
+	for _, c := range cuts {
+		if suffix[c] <= k.budget {
+			return c, false
 		}
 	}
-	return 0
+	if len(cuts) == 0 {
+		return 0, true
+	}
+	return cuts[len(cuts)-1], true
 }
 
-// KeepTokens keeps the shortest tail of the surface whose messages are
-// estimated at budget tokens or more (estimate nil: EstimateTokens).
+// KeepTokens keeps at least budget estimated tokens verbatim: the shortest
+// tail of the surface that reaches the budget (COMP-8); estimate nil is
+// the selection's estimator. It is a minimum kept, not a ceiling: for a
+// budget of the whole request, use TargetTokens.
 func KeepTokens(budget int, estimate Estimator) Policy {
-	if estimate == nil {
-		estimate = EstimateTokens
-	}
 	return keepTokens{budget: budget, estimate: estimate}
 }
 
+// TargetTokens (estimate nil: the selection's estimator) folds as little as it can, and as much as it takes, to bring
+// the estimated tokens of the surface after the range to at most budget:
+// whole turns by default. When even the most the options allow to fold
+// leaves more (the open turn alone is over the budget), it folds that much
+// and says so in Selection.OverBudget. When the surface fits already it
+// folds nothing (compaction.nothing_to_compact).
+func TargetTokens(budget int, estimate Estimator) Policy {
+	return keepTokens{budget: budget, target: true, estimate: estimate}
+}
+
+// SelectOption configures Select.
+type SelectOption func(*selectOptions)
+
+type selectOptions struct {
+	nodeCuts, openTurn bool
+	estimate           Estimator
+}
+
+// WithNodeCuts lets a selection cut between any two nodes whose cut is
+// balanced, not only between turns (COMP-8's node-level selection).
+func WithNodeCuts() SelectOption { return func(o *selectOptions) { o.nodeCuts = true } }
+
+// WithOpenTurn lets a selection fold into the open turn: its prompt and
+// what followed it. Without it no policy folds the open turn, so the
+// model always sees the question it is answering.
+func WithOpenTurn() SelectOption { return func(o *selectOptions) { o.openTurn = true } }
+
+// WithSelectEstimator sets the estimator of the token policies (default
+// EstimateTokens); an assistant message that recorded its provider's
+// usage is counted by that (UsageTokens) whatever the estimator.
+func WithSelectEstimator(e Estimator) SelectOption {
+	return func(o *selectOptions) { o.estimate = e }
+}
+
 // Select proposes the range a compaction under policy folds: from the
-// surface's head to the node before the first kept one, moved back to
-// the nearest cut that no unanswered tool call crosses (COMP-4, COMP-8),
-// so it never folds a pending call or splits a call from its result. When
-// nothing is left to fold it returns compaction.nothing_to_compact. It
-// costs O(surface).
-func Select(s *session.Session, policy Policy) (Range, error) {
+// surface's head to the node before the first kept one (COMP-8, COMP-10).
+// By default it cuts only where a turn begins and never folds the open
+// turn (its prompt and everything after it); WithNodeCuts and WithOpenTurn
+// lift each. Every cut is balanced (COMP-4): a selection never folds a
+// pending tool call or splits a call from its result. When nothing is
+// left to fold it returns compaction.nothing_to_compact. It costs
+// O(surface). To choose and begin with no append in between, use
+// BeginSelected or CompactSelected.
+func Select(s *session.Session, policy Policy, opts ...SelectOption) (Selection, error) {
 	t := trackerOf(s)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var r Range
+	var sel Selection
 	var serr error
 	_, _ = s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
-		seqs := tx.Surface()
-		nodes := make([]message.Message, 0, seqs.Len())
-		order := make([]int64, 0, seqs.Len())
-		seqs.Range(0, seqs.Len(), func(seq int64, m message.Message) bool {
-			nodes, order = append(nodes, m), append(order, seq)
-			return true
-		})
-		keep := policy.keepFrom(nodes)
-		for keep > 0 && t.after[order[keep-1]] != 0 {
-			keep--
-		}
-		if keep == 0 {
-			serr = event.Errorf(event.CodeCompactionNothingToCompact, -1, "the policy keeps every node, or no cut before the kept ones is balanced")
-			return nil, nil
-		}
-		r = Range{Start: order[0], End: order[keep-1]}
+		sel, _, _, serr = t.choose(tx, policy, opts)
 		return nil, nil
 	})
-	return r, serr
+	return sel, serr
+}
+
+// choose runs policy over the current surface and returns the selection
+// and its first and last positions.
+func (t *tracker) choose(tx session.Tx, policy Policy, opts []SelectOption) (Selection, int, int, error) {
+	o := selectOptions{estimate: EstimateTokens}
+	for _, f := range opts {
+		f(&o)
+	}
+	log := tx.Events()
+	surface := tx.Surface()
+	v := &selectView{open: -1}
+	if t.turn != nil {
+		v.open = t.turns
+	}
+	sel := Selection{}
+	surface.Range(0, surface.Len(), func(seq int64, m message.Message) bool {
+		n := 0
+		if m.Role != "" {
+			n = messageTokens(&log[seq], m, o.estimate)
+		}
+		v.seqs, v.tokens, v.turn = append(v.seqs, seq), append(v.tokens, n), append(v.turn, t.turnOf[seq])
+		v.msgs, v.events = append(v.msgs, m), append(v.events, &log[seq])
+		sel.TokensBefore += n
+		return true
+	})
+	limit := len(v.seqs)
+	if !o.openTurn && v.open >= 0 {
+		for i, tn := range v.turn {
+			if tn == v.open {
+				limit = i
+				break
+			}
+		}
+	}
+	var cuts []int
+	for c := 1; c <= limit; c++ {
+		if t.after[v.seqs[c-1]] != 0 {
+			continue // unbalanced
+		}
+		if o.nodeCuts || c == limit || c == len(v.seqs) || v.turn[c] != v.turn[c-1] {
+			cuts = append(cuts, c)
+		}
+	}
+	keep, over := policy.cut(v, cuts)
+	if keep == 0 {
+		return sel, 0, 0, event.Errorf(event.CodeCompactionNothingToCompact, -1, "compaction: nothing to fold: the policy keeps every node, or no allowed cut before the kept ones is balanced")
+	}
+	sel.Range = Range{Start: v.seqs[0], End: v.seqs[keep-1]}
+	sel.Folded, sel.OverBudget = keep, over
+	for _, n := range v.tokens[keep:] {
+		sel.TokensKept += n
+	}
+	return sel, 0, keep - 1, nil
+}
+
+// messageTokens is the tokens of node e's message m: the output tokens its
+// provider reported, for an assistant message that recorded usage, else
+// estimate(m).
+func messageTokens(e *event.Event, m message.Message, estimate Estimator) int {
+	if e.Type == event.TypeAssistantMessage {
+		if n, ok := UsageTokens(e.Data); ok {
+			return n
+		}
+	}
+	return estimate(m)
+}
+
+// UsageTokens reads the output tokens an assistant/message's data records
+// in its usage object (outputTokens, output_tokens or completion_tokens, a
+// whole number); ok is false when it records none.
+func UsageTokens(data []byte) (int, bool) {
+	u, ok := event.ObjectMember(data, "usage")
+	if !ok {
+		return 0, false
+	}
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(u, &raw) != nil {
+		return 0, false
+	}
+	for _, k := range []string{"outputTokens", "output_tokens", "completion_tokens"} {
+		var n json.Number
+		if v, ok := raw[k]; ok && json.Unmarshal(v, &n) == nil {
+			if i, err := n.Int64(); err == nil && i >= 0 {
+				return int(i), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// BeginSelected chooses a range by policy (as Select does) and begins its
+// compaction (as Begin does) in one step under the session's write lock:
+// no append comes between the choice and the start event, so concurrent
+// appenders never make it fail. The Operation's Selection says what was
+// chosen.
+func BeginSelected(ctx context.Context, s *session.Session, policy Policy, opts []SelectOption, beginOpts ...Option) (*Operation, error) {
+	var sel Selection
+	op, err := begin(ctx, s, beginOpts, func(t *tracker, tx session.Tx, o options) (int, int, error) {
+		var first, last int
+		var err error
+		sel, first, last, err = t.choose(tx, policy, opts)
+		return first, last, err
+	})
+	if op != nil {
+		op.Selection = sel
+	}
+	return op, err
+}
+
+// CompactSelected is BeginSelected, then the summariser and Commit as in
+// Compact: the one call an agent makes when its context grows too large.
+// Like Compact it never leaves the lock held.
+func CompactSelected(ctx context.Context, s *session.Session, policy Policy, summarize Summarizer, opts []SelectOption, beginOpts ...Option) (Result, error) {
+	op, err := BeginSelected(ctx, s, policy, opts, beginOpts...)
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := op.run(ctx, summarize)
+	res.Selection = op.Selection
+	return res, err
+}
+
+// ProposePrunes proposes the tool results worth pruning: tool/result nodes
+// on the surface whose message is estimated at minTokens or more, that the
+// model has already answered (an assistant message follows them on the
+// surface) and that lie before the open turn. They are in surface order;
+// prune each with PruneToolResult.
+func ProposePrunes(s *session.Session, minTokens int, estimate Estimator) []int64 {
+	if estimate == nil {
+		estimate = EstimateTokens
+	}
+	t := trackerOf(s)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []int64
+	_, _ = s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
+		t.sync(tx)
+		log := tx.Events()
+		var candidates []int64
+		surface := tx.Surface()
+		surface.Range(0, surface.Len(), func(seq int64, m message.Message) bool {
+			if t.turn != nil && t.turnOf[seq] == t.turns {
+				return false // the open turn
+			}
+			switch log[seq].Type {
+			case event.TypeToolResult:
+				if m.Role != "" && estimate(m) >= minTokens {
+					candidates = append(candidates, seq)
+				}
+			case event.TypeAssistantMessage:
+				if m.Role != "" {
+					out, candidates = append(out, candidates...), candidates[:0]
+				}
+			}
+			return true
+		})
+		return nil, nil
+	})
+	return out
 }
 
 // BalancedBefore reports whether no unanswered tool call crosses the cut

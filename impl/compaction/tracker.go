@@ -25,6 +25,12 @@ type tracker struct {
 	processed int // log events folded
 
 	turn json.RawMessage // the open turn's number, nil when none is open
+	// turns counts the turn/start events folded; turnOf is the ordinal of
+	// the turn each surface node belongs to: the turns count when it was
+	// appended, or for a replacement the turn of the first node it
+	// shadowed (so the surface stays grouped by turn, COMP-10).
+	turns  int32
+	turnOf map[int64]int32
 
 	open *bracket // the open compaction, or nil
 
@@ -63,7 +69,7 @@ func trackerOf(s *session.Session) *tracker {
 }
 
 func newTracker() *tracker {
-	return &tracker{before: map[int64]int32{}, after: map[int64]int32{}, pending: map[string]int{}}
+	return &tracker{before: map[int64]int32{}, after: map[int64]int32{}, pending: map[string]int{}, turnOf: map[int64]int32{}}
 }
 
 // sync folds the events of the log that tx shows and the tracker has not
@@ -83,6 +89,7 @@ func (t *tracker) fold(tx session.Tx, e *event.Event) {
 	switch e.Type {
 	case event.TypeTurnStart:
 		t.turn, _ = event.ObjectMember(e.Data, "turn")
+		t.turns++
 	case event.TypeTurnEnd:
 		t.turn = nil
 	case event.TypeCompactStart, event.TypeCompactionStart:
@@ -96,7 +103,15 @@ func (t *tracker) fold(tx session.Tx, e *event.Event) {
 			t.open = nil
 		}
 	}
-	if !event.IsSurface(e.Type) || t.stale {
+	if !event.IsSurface(e.Type) {
+		return
+	}
+	if e.Op.Kind == event.OpReplace {
+		t.turnOf[e.Seq] = t.turnOf[e.Op.Start]
+	} else {
+		t.turnOf[e.Seq] = t.turns
+	}
+	if t.stale {
 		return
 	}
 	if e.Op.Kind == event.OpReplace {

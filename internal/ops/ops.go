@@ -323,7 +323,7 @@ func (d *Impl) Select(keepLast, keepTokens int) (int64, int64, error) {
 	if keepLast < 0 {
 		p = compaction.KeepTokens(keepTokens, nil)
 	}
-	r, err := compaction.Select(d.S, p)
+	r, err := compaction.Select(d.S, p, compaction.WithNodeCuts(), compaction.WithOpenTurn()) // COMP-8: node-level
 	return r.Start, r.End, err
 }
 
