@@ -65,7 +65,7 @@ type Step struct {
 	Snap       bool   `json:"snap,omitempty"`
 	Vocabulary string `json:"vocabulary,omitempty"`
 	// compact_commit: the summary blocks and the summariser.
-	Summary   []json.RawMessage `json:"summary,omitempty"`
+	Summary   []json.RawMessage `json:"summary,omitzero"` // an empty list is sent: COMP-9 refuses it
 	Provider  *string           `json:"provider,omitempty"`
 	Model     *string           `json:"model,omitempty"`
 	MaxTokens *int64            `json:"maxTokens,omitempty"`
