@@ -2,7 +2,6 @@ package compaction
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/message"
@@ -267,40 +266,15 @@ func (t *tracker) choose(tx session.Tx, policy Policy, opts []SelectOption) (Sel
 	return sel, 0, keep - 1, nil
 }
 
-// messageTokens is the tokens of node e's message m: the output tokens its
-// provider reported, for an assistant message that recorded usage, else
-// estimate(m).
+// messageTokens is message.Tokens: the usage an assistant message
+// recorded, else the estimate.
 func messageTokens(e *event.Event, m message.Message, estimate Estimator) int {
-	if e.Type == event.TypeAssistantMessage {
-		if n, ok := UsageTokens(e.Data); ok {
-			return n
-		}
-	}
-	return estimate(m)
+	return message.Tokens(e, m, estimate)
 }
 
-// UsageTokens reads the output tokens an assistant/message's data records
-// in its usage object (outputTokens, output_tokens or completion_tokens, a
-// whole number); ok is false when it records none.
-func UsageTokens(data []byte) (int, bool) {
-	u, ok := event.ObjectMember(data, "usage")
-	if !ok {
-		return 0, false
-	}
-	var raw map[string]json.RawMessage
-	if json.Unmarshal(u, &raw) != nil {
-		return 0, false
-	}
-	for _, k := range []string{"outputTokens", "output_tokens", "completion_tokens"} {
-		var n json.Number
-		if v, ok := raw[k]; ok && json.Unmarshal(v, &n) == nil {
-			if i, err := n.Int64(); err == nil && i >= 0 {
-				return int(i), true
-			}
-		}
-	}
-	return 0, false
-}
+// UsageTokens is message.UsageTokens: the output tokens an
+// assistant/message's data records in its usage.
+func UsageTokens(data []byte) (int, bool) { return message.UsageTokens(data) }
 
 // BeginSelected chooses a range by policy (as Select does) and begins its
 // compaction (as Begin does) in one step under the session's write lock:

@@ -185,12 +185,6 @@ func onSurface(tx session.Tx, seq int64) bool {
 // selection and the shadowedTokenCount of the records (COMP-5).
 type Estimator func(message.Message) int
 
-// EstimateTokens is the default Estimator (COMP-5): a quarter of the bytes
-// of the message's content blocks, rounded up.
-func EstimateTokens(m message.Message) int {
-	n := 0
-	for _, b := range m.Content {
-		n += len(b)
-	}
-	return (n + 3) / 4
-}
+// EstimateTokens is the default Estimator (COMP-5): a quarter of the
+// bytes of the message's content blocks, rounded up (message.EstimateTokens).
+func EstimateTokens(m message.Message) int { return message.EstimateTokens(m) }

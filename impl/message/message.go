@@ -207,3 +207,55 @@ func Restringify(lit []byte) string {
 	}
 	return string(append(b, '"'))
 }
+
+// EstimateTokens is the default token estimate of a message (COMP-5): a
+// quarter of the bytes of its content blocks, rounded up.
+func EstimateTokens(m Message) int {
+	n := 0
+	for _, b := range m.Content {
+		n += len(b)
+	}
+	return (n + 3) / 4
+}
+
+// UsageTokens reads the output tokens an assistant/message's data records
+// in its usage object (outputTokens, output_tokens or completion_tokens, a
+// whole number); ok is false when it records none. A provider's own count
+// beats any estimate.
+func UsageTokens(data []byte) (int, bool) {
+	u, ok := event.ObjectMember(data, "usage")
+	if !ok {
+		return 0, false
+	}
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(u, &raw) != nil {
+		return 0, false
+	}
+	for _, k := range []string{"outputTokens", "output_tokens", "completion_tokens"} {
+		var n json.Number
+		if v, ok := raw[k]; ok && json.Unmarshal(v, &n) == nil {
+			if i, err := n.Int64(); err == nil && i >= 0 {
+				return int(i), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// Tokens is the token count of node e's message m: the output tokens its
+// provider reported, for an assistant message that recorded usage, else
+// estimate(m) (nil: EstimateTokens). A node without a message counts 0.
+func Tokens(e *event.Event, m Message, estimate func(Message) int) int {
+	if m.Role == "" {
+		return 0
+	}
+	if e.Type == event.TypeAssistantMessage {
+		if n, ok := UsageTokens(e.Data); ok {
+			return n
+		}
+	}
+	if estimate == nil {
+		return EstimateTokens(m)
+	}
+	return estimate(m)
+}

@@ -32,6 +32,129 @@ type bracket struct {
 // crash left open (REP-6).
 const Interrupted = "interrupted"
 
+// State is what repair needs to know about a log, folded one event at a
+// time (REP-2): the open turn and step, the calls registered in the open
+// turn and whether each is answered, and the open compaction. A session
+// keeps one up to date, so its bookkeeping queries and its repair cost
+// O(new events), not a walk of the log. The zero State is an empty log's.
+type State struct {
+	open     *bracket        // the last compaction start with no end after it
+	turn     json.RawMessage // open turn's number, nil when no turn is open
+	step     json.RawMessage // open step's number, nil when none
+	maxTurn  int64           // the largest turn number a turn/start named
+	calls    []*call
+	byID     map[string]*call
+	last     *event.Event // the last event folded
+	npending int
+}
+
+func (st *State) clearCalls() {
+	st.calls = st.calls[:0]
+	clear(st.byID)
+	st.npending = 0
+}
+
+// Fold folds the next event of the log into st. e must stay valid (it is
+// the log's own event).
+func (st *State) Fold(e *event.Event) {
+	if st.byID == nil {
+		st.byID = map[string]*call{}
+	}
+	st.last = e
+	switch e.Type {
+	case event.TypeTurnStart:
+		st.turn, _ = event.ObjectMember(e.Data, "turn")
+		if n, err := strconv.ParseFloat(string(st.turn), 64); err == nil && n > float64(st.maxTurn) && n < 1<<53 {
+			st.maxTurn = int64(n)
+		}
+		st.step = nil
+		st.clearCalls()
+	case event.TypeTurnEnd:
+		st.turn, st.step = nil, nil
+		st.clearCalls()
+	case event.TypeStepStart:
+		st.step, _ = event.ObjectMember(e.Data, "step")
+	case event.TypeStepEnd:
+		st.step = nil
+		st.clearCalls()
+	case event.TypeAssistantMessage:
+		msgStep, _ := event.ObjectMember(e.Data, "step")
+		for _, id := range event.ToolCallIDs(e.Data) {
+			if c, seen := st.byID[id]; seen {
+				// Re-registration keeps the position, forgets the rest.
+				if !c.open {
+					st.npending++
+				}
+				*c = call{id: id, step: msgStep, host: e.Seq, callSeq: -1, open: true}
+				continue
+			}
+			c := &call{id: id, step: msgStep, host: e.Seq, callSeq: -1, open: true}
+			st.byID[id] = c
+			st.calls = append(st.calls, c)
+			st.npending++
+		}
+	case event.TypeToolCall:
+		if c := st.byID[event.StringMember(e.Data, "callId")]; c != nil && c.open {
+			c.callSeq = e.Seq
+		}
+	case event.TypeToolResult:
+		if c := st.byID[event.StringMember(e.Data, "callId")]; c != nil && c.open {
+			c.open = false
+			st.npending--
+		}
+	case event.TypeCompactStart, event.TypeCompactionStart:
+		st.open = &bracket{typ: e.Type, data: e.Data}
+	case event.TypeCompactEnd:
+		if st.open != nil && st.open.typ == event.TypeCompactStart {
+			st.open = nil
+		}
+	case event.TypeCompactionEnd:
+		if st.open != nil && st.open.typ == event.TypeCompactionStart && event.StringMember(st.open.data, "compactionId") == event.StringMember(e.Data, "compactionId") {
+			st.open = nil
+		}
+	}
+}
+
+// Turn is the open turn's number as the log wrote it (JSON), or nil.
+func (st *State) Turn() json.RawMessage { return st.turn }
+
+// Step is the open step's number as the log wrote it (JSON), or nil.
+func (st *State) Step() json.RawMessage { return st.step }
+
+// MaxTurn is the largest turn number a turn/start of the log named (0
+// when none did).
+func (st *State) MaxTurn() int64 { return st.maxTurn }
+
+// Call is a tool call of the open turn that has no result yet.
+type Call struct {
+	// ID is the call id (the tool-call block's id, the tool/result's
+	// callId).
+	ID string
+	// MessageSeq is the seq of the assistant/message that made the call;
+	// CallSeq that of its tool/call event, or -1 when none was appended.
+	MessageSeq, CallSeq int64
+	// Step is the step of that message, as the log wrote it (JSON).
+	Step json.RawMessage
+}
+
+// Pending returns the calls of the open turn that have no result yet, in
+// the order they were made (REP-2).
+func (st *State) Pending() []Call {
+	out := make([]Call, 0, st.npending)
+	for _, c := range st.calls {
+		if c.open {
+			out = append(out, Call{ID: c.id, MessageSeq: c.host, CallSeq: c.callSeq, Step: c.step})
+		}
+	}
+	return out
+}
+
+// NumPending is len(Pending()), in O(1).
+func (st *State) NumPending() int { return st.npending }
+
+// CompactionOpen reports whether a compaction is open (COMP-2).
+func (st *State) CompactionOpen() bool { return st.open != nil }
+
 // Closers returns the events that close an open compaction and the open
 // last turn of log, in order, with seqs continuing the log and the last
 // event's time (REP-3, REP-6). onSurface reports whether a seq is on the
@@ -39,81 +162,32 @@ const Interrupted = "interrupted"
 // tool/result (REP-4). A log with neither gets none (REP-1). log must be a
 // valid log.
 func Closers(log []event.Event, onSurface func(seq int64) bool) []event.Event {
-	var (
-		open     *bracket        // the last compaction start with no end after it
-		turn     json.RawMessage // open turn's number, nil when no turn is open
-		step     json.RawMessage // open step's number, nil when none
-		calls    []*call
-		byID     = map[string]*call{}
-		clearAll = func() {
-			calls = calls[:0]
-			clear(byID)
-		}
-	)
+	var st State
 	for i := range log {
-		e := &log[i]
-		switch e.Type {
-		case event.TypeTurnStart:
-			turn, _ = event.ObjectMember(e.Data, "turn")
-			step = nil
-			clearAll()
-		case event.TypeTurnEnd:
-			turn, step = nil, nil
-			clearAll()
-		case event.TypeStepStart:
-			step, _ = event.ObjectMember(e.Data, "step")
-		case event.TypeStepEnd:
-			step = nil
-			clearAll()
-		case event.TypeAssistantMessage:
-			msgStep, _ := event.ObjectMember(e.Data, "step")
-			for _, id := range event.ToolCallIDs(e.Data) {
-				if c, seen := byID[id]; seen {
-					// Re-registration keeps the position, forgets the rest.
-					*c = call{id: id, step: msgStep, host: e.Seq, callSeq: -1, open: true}
-					continue
-				}
-				c := &call{id: id, step: msgStep, host: e.Seq, callSeq: -1, open: true}
-				byID[id] = c
-				calls = append(calls, c)
-			}
-		case event.TypeToolCall:
-			if c := byID[event.StringMember(e.Data, "callId")]; c != nil && c.open {
-				c.callSeq = e.Seq
-			}
-		case event.TypeToolResult:
-			if c := byID[event.StringMember(e.Data, "callId")]; c != nil {
-				c.open = false
-			}
-		case event.TypeCompactStart, event.TypeCompactionStart:
-			open = &bracket{typ: e.Type, data: e.Data}
-		case event.TypeCompactEnd:
-			if open != nil && open.typ == event.TypeCompactStart {
-				open = nil
-			}
-		case event.TypeCompactionEnd:
-			if open != nil && open.typ == event.TypeCompactionStart && event.StringMember(open.data, "compactionId") == event.StringMember(e.Data, "compactionId") {
-				open = nil
-			}
-		}
+		st.Fold(&log[i])
 	}
-	if (turn == nil && open == nil) || len(log) == 0 {
+	return st.Closers(onSurface)
+}
+
+// Closers returns the closers of the log folded into st (see Closers).
+func (st *State) Closers(onSurface func(seq int64) bool) []event.Event {
+	if (st.turn == nil && st.open == nil) || st.last == nil {
 		return nil
 	}
-	last := log[len(log)-1]
-	seq, time := last.Seq+1, last.Time
+	seq, time := st.last.Seq+1, st.last.Time
+	turn := st.turn
 	var out []event.Event
 	add := func(t event.Type, data string, op event.SurfaceOp, sources []int64) {
 		out = append(out, event.Event{Type: t, Seq: seq, Time: time, Data: json.RawMessage(data), Op: op, Sources: sources})
 		seq++
 	}
-	if open != nil {
-		add(EndOf(open.typ, open.data))
+	if st.open != nil {
+		add(EndOf(st.open.typ, st.open.data))
 	}
 	if turn == nil {
 		return out
 	}
-	for _, c := range calls {
+	for _, c := range st.calls {
 		if !c.open || !onSurface(c.host) {
 			continue
 		}
@@ -126,8 +200,8 @@ func Closers(log []event.Event, onSurface func(seq int64) bool) []event.Event {
 			`,"content":[{"type":"text","text":`+strconv.Quote(InterruptedText)+`}],"isError":true,"error":{"name":"InterruptedError","code":"interrupted"}}`,
 			event.Append(), sources)
 	}
-	if step != nil {
-		add(event.TypeStepEnd, `{"turn":`+string(turn)+`,"step":`+string(step)+`}`, event.SurfaceOp{}, nil)
+	if st.step != nil {
+		add(event.TypeStepEnd, `{"turn":`+string(turn)+`,"step":`+string(st.step)+`}`, event.SurfaceOp{}, nil)
 	}
 	add(event.TypeTurnEnd, `{"turn":`+string(turn)+`,"reason":{"kind":"interrupted"}}`, event.SurfaceOp{}, nil)
 	return out

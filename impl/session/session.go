@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -22,6 +23,15 @@ type config struct {
 	trace        *tracer
 	seedProgress func(done, total int)
 	vocabulary   *event.Vocabulary
+	estimate     func(message.Message) int
+}
+
+// WithTokenEstimator sets how Tokens counts a message that has no
+// provider-reported usage (default message.EstimateTokens: a quarter of
+// its content's bytes). An assistant message that recorded usage counts
+// its outputTokens.
+func WithTokenEstimator(estimate func(message.Message) int) Option {
+	return func(c *config) { c.estimate = estimate }
 }
 
 // WithVocabulary makes the session know the log-only event types that v
@@ -87,6 +97,10 @@ type Session struct {
 	// it out until the log grows.
 	snap   view.Snapshot
 	snapAt int
+	// ledger is the bookkeeping of the log (open turn and step, pending
+	// calls, open compaction), folded up to ledgerAt events.
+	ledger   repair.State
+	ledgerAt int
 }
 
 // New returns an empty session.
@@ -103,7 +117,7 @@ func (s *Session) observe(c surface.Change) {
 	if !ok {
 		m = message.Message{Seq: c.Seq} // a node that gives no message (SURF-20)
 	}
-	e := view.Entry{Label: c.Label, Msg: m}
+	e := view.Entry{Label: c.Label, Msg: m, Tokens: message.Tokens(&s.log[c.Seq], m, s.cfg.estimate)}
 	if c.Replace {
 		s.view.Replace(c.From, c.To, e)
 	} else {
@@ -296,7 +310,8 @@ func (s *Session) Repair() ([]event.Event, error) {
 	if err := s.mgr.Sync(s.log); err != nil {
 		return nil, err
 	}
-	closers := repair.Closers(s.log, func(seq int64) bool { return s.mgr.Node(seq) != nil })
+	s.foldLedger()
+	closers := s.ledger.Closers(func(seq int64) bool { return s.mgr.Node(seq) != nil })
 	for i, c := range closers {
 		stored, err := s.commit(c)
 		if err != nil {
@@ -365,6 +380,89 @@ func (s *Session) refresh() {
 		panic("session: log holds an event the surface rejects: " + err.Error()) // unreachable: every event was validated
 	}
 	s.snap, s.snapAt = s.view.Snapshot(), len(s.log)
+}
+
+// foldLedger folds the events appended since the last call into the
+// ledger. Caller holds s.mu.
+func (s *Session) foldLedger() {
+	for ; s.ledgerAt < len(s.log); s.ledgerAt++ {
+		s.ledger.Fold(&s.log[s.ledgerAt])
+	}
+}
+
+// OpenTurn returns the number of the open turn (a turn/start with no
+// turn/end after it), and whether one is open. O(new events).
+func (s *Session) OpenTurn() (turn int64, open bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.foldLedger()
+	return number(s.ledger.Turn())
+}
+
+// NextTurn returns the number the next turn/start should carry: one more
+// than the largest turn number the log has started (1 for a new log).
+func (s *Session) NextTurn() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.foldLedger()
+	return s.ledger.MaxTurn() + 1
+}
+
+// OpenStep returns the number of the open step of the open turn, and
+// whether one is open.
+func (s *Session) OpenStep() (step int64, open bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.foldLedger()
+	if s.ledger.Turn() == nil {
+		return 0, false // a step outside any turn is not open
+	}
+	return number(s.ledger.Step())
+}
+
+// PendingCall is a tool call of the open turn that has no result yet.
+type PendingCall = repair.Call
+
+// PendingCalls returns the tool calls of the open turn that have no
+// tool/result yet, in the order the model made them (REP-2): what a
+// harness still has to run or answer, and what repair would close after
+// a crash. O(new events + pending calls).
+func (s *Session) PendingCalls() []PendingCall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.foldLedger()
+	if s.ledger.Turn() == nil {
+		return nil // calls made outside any turn are nobody's (REP-2)
+	}
+	return s.ledger.Pending()
+}
+
+// Tokens returns the token count of the messages (Messages().Tokens()):
+// the sum over the surface of each message's provider-reported output
+// tokens (assistant messages that recorded usage) or estimate
+// (WithTokenEstimator). O(1) after O(new events): it is kept as the
+// surface changes.
+func (s *Session) Tokens() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refresh()
+	return s.snap.Messages().Tokens()
+}
+
+// number reads a JSON integer the log wrote (a turn or step number).
+func number(raw []byte) (int64, bool) {
+	if raw == nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		var f float64
+		if json.Unmarshal(raw, &f) != nil {
+			return 0, true
+		}
+		n = int64(f)
+	}
+	return n, true
 }
 
 // Provenance returns the seqs that the event at seq was built from,

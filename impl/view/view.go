@@ -17,6 +17,9 @@ const leafMax = 64
 type Entry struct {
 	Label int64
 	Msg   message.Message
+	// Tokens is the node's token count (its message's estimate, or what
+	// its provider reported); the view keeps their sum.
+	Tokens int
 }
 
 func (e *Entry) hasMessage() bool { return e.Msg.Role != "" }
@@ -30,6 +33,7 @@ type node struct {
 	entries     []Entry // a leaf's entries (nil for an inner node)
 	first       int64   // label of the subtree's first entry
 	n, m        int     // entries and messages in the subtree
+	tok         int     // tokens of the subtree's entries
 	height      int8
 }
 
@@ -49,12 +53,13 @@ func leafOf(entries []Entry) *node {
 		if entries[i].hasMessage() {
 			t.m++
 		}
+		t.tok += entries[i].Tokens
 	}
 	return t
 }
 
 func inner(l, r *node) *node {
-	return &node{left: l, right: r, first: l.first, n: l.n + r.n, m: l.m + r.m, height: max(l.height, r.height) + 1}
+	return &node{left: l, right: r, first: l.first, n: l.n + r.n, m: l.m + r.m, tok: l.tok + r.tok, height: max(l.height, r.height) + 1}
 }
 
 // balance returns a node over a and b (all labels of a before those of b),
@@ -124,6 +129,7 @@ type Builder struct {
 	root     *node
 	tail     []Entry // appended after root; snapshots hold tail[:len:len]
 	tailMsgs int
+	tailTok  int
 }
 
 // Append adds e after every entry: O(1) amortised (O(log n) every leafMax
@@ -136,6 +142,7 @@ func (b *Builder) Append(e Entry) {
 	if e.hasMessage() {
 		b.tailMsgs++
 	}
+	b.tailTok += e.Tokens
 	if len(b.tail) == leafMax {
 		b.flush()
 	}
@@ -145,7 +152,7 @@ func (b *Builder) Append(e Entry) {
 // leaf's: snapshots that hold a prefix of it see the same entries.
 func (b *Builder) flush() {
 	b.root = join(b.root, leafOf(b.tail))
-	b.tail, b.tailMsgs = nil, 0
+	b.tail, b.tailMsgs, b.tailTok = nil, 0, 0
 }
 
 // Replace removes the entries whose labels are in [lo, hi] and puts e
@@ -158,11 +165,12 @@ func (b *Builder) Replace(lo, hi int64, e Entry) {
 		j := sort.Search(len(b.tail), func(i int) bool { return b.tail[i].Label > hi })
 		nt := make([]Entry, 0, leafMax)
 		nt = append(append(append(nt, b.tail[:i]...), e), b.tail[j:]...)
-		b.tail, b.tailMsgs = nt, 0
+		b.tail, b.tailMsgs, b.tailTok = nt, 0, 0
 		for k := range nt {
 			if nt[k].hasMessage() {
 				b.tailMsgs++
 			}
+			b.tailTok += nt[k].Tokens
 		}
 		return
 	}
@@ -177,7 +185,7 @@ func (b *Builder) Replace(lo, hi int64, e Entry) {
 // Snapshot returns an immutable view of the entries now: O(1), no
 // allocation.
 func (b *Builder) Snapshot() Snapshot {
-	return Snapshot{root: b.root, tail: b.tail[:len(b.tail):len(b.tail)], tailMsgs: b.tailMsgs}
+	return Snapshot{root: b.root, tail: b.tail[:len(b.tail):len(b.tail)], tailMsgs: b.tailMsgs, tailTok: b.tailTok}
 }
 
 // Snapshot is an immutable view of a surface at one moment: later
@@ -186,6 +194,15 @@ type Snapshot struct {
 	root     *node
 	tail     []Entry
 	tailMsgs int
+	tailTok  int
+}
+
+// tokens is the sum of the entries' tokens: O(1).
+func (s Snapshot) tokens() int {
+	if s.root == nil {
+		return s.tailTok
+	}
+	return s.root.tok + s.tailTok
 }
 
 func (s Snapshot) nodes() int {
@@ -346,6 +363,10 @@ type Messages struct{ s Snapshot }
 
 // Len is the number of messages.
 func (v Messages) Len() int { return v.s.messages() }
+
+// Tokens is the token count of the messages (the sum of their nodes'
+// tokens): O(1), kept as the view changes.
+func (v Messages) Tokens() int { return v.s.tokens() }
 
 // At returns message i, 0 <= i < Len(): O(log n). It panics when i is out
 // of range, like a slice index.

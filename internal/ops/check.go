@@ -85,6 +85,11 @@ func (p *Pair) Compare() string {
 	if !EqualState(ms, is) {
 		return fmt.Sprintf("after step %d: state differs (-model +impl):\n%s", p.Steps, Diff(ms, is))
 	}
+	if b, ok := p.Impl.(interface{ Bookkeeping(State) string }); ok {
+		if d := b.Bookkeeping(ms); d != "" {
+			return fmt.Sprintf("after step %d: %s", p.Steps, d)
+		}
+	}
 	for _, h := range p.held {
 		if !EqualState(h.copy, h.got) {
 			return fmt.Sprintf("after step %d: a slice handed out earlier changed:\n%s", p.Steps, Diff(h.copy, h.got))
