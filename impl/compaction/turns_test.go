@@ -83,7 +83,7 @@ func TestSelectTurnAware(t *testing.T) {
 		{"TargetTokens(900)", compaction.TargetTokens(900, nil), nil, last(t3), true, nil},
 		// Enough room for turn 3 too: only turns 1 and 2 go.
 		{"TargetTokens(1150)", compaction.TargetTokens(1150, nil), nil, last(t2), false, nil},
-		{"TargetTokens(huge)", compaction.TargetTokens(1 << 30, nil), nil, 0, false, event.CodeCompactionNothingToCompact},
+		{"TargetTokens(huge)", compaction.TargetTokens(1<<30, nil), nil, 0, false, event.CodeCompactionNothingToCompact},
 		// Asked explicitly, a selection may fold into the open turn, at a
 		// balanced cut: up to the call of r4, whose result is pending... no:
 		// r4 is answered, so its prompt, call and result can all go.
