@@ -131,6 +131,10 @@ const (
 	CodePersistIO Code = "persist.io"
 	// CodePersistClosed (STORE-6): The store is closed, or refuses appends after a failure it could not undo.
 	CodePersistClosed Code = "persist.closed"
+	// CodePersistHeaderInvalid (STORE-15): A store was opened with a header that cannot name a session (an empty id).
+	CodePersistHeaderInvalid Code = "persist.header_invalid"
+	// CodePersistWrongSession (STORE-15): A JSONL file holds another session than the header it was opened with names.
+	CodePersistWrongSession Code = "persist.wrong_session"
 	// CodePersistForkIncomplete (STORE-14): A fork child's header promises more inherited events (seedLength) than the store holds: the fork that wrote it did not finish.
 	CodePersistForkIncomplete Code = "persist.fork_incomplete"
 )
@@ -174,6 +178,8 @@ var allCodes = []Code{
 	CodePersistSchemaVersion,
 	CodePersistIO,
 	CodePersistClosed,
+	CodePersistHeaderInvalid,
+	CodePersistWrongSession,
 	CodePersistForkIncomplete,
 }
 
@@ -200,10 +206,12 @@ var CodeRule = map[Code]string{
 	CodePersistCorrupt:             "STORE-2",
 	CodePersistForkIncomplete:      "STORE-14",
 	CodePersistFormatVersion:       "STORE-1",
+	CodePersistHeaderInvalid:       "STORE-15",
 	CodePersistIO:                  "STORE-6",
 	CodePersistLocked:              "STORE-4",
 	CodePersistNotASession:         "STORE-9",
 	CodePersistSchemaVersion:       "STORE-5",
+	CodePersistWrongSession:        "STORE-15",
 	CodeProvenanceUnknownSeq:       "SURF-23",
 	CodeReplaceEndNotOnSurface:     "SURF-12",
 	CodeReplaceInvalid:             "SURF-8",

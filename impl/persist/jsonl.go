@@ -69,6 +69,9 @@ func OpenJSONL(path string, header Header, opts ...JSONLOption) (*JSONL, error) 
 	for _, o := range opts {
 		o(j)
 	}
+	if err := checkHeader(&header); err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) && header.SeedLength != nil && *header.SeedLength > 0 {
 		// A fork child: Fork writes it whole, or nothing (STORE-14).
@@ -98,6 +101,10 @@ func OpenJSONL(path string, header Header, opts ...JSONLOption) (*JSONL, error) 
 		f.Close()
 		return nil, err
 	}
+	if j.header.ID != header.ID {
+		f.Close()
+		return nil, event.Errorf(event.CodePersistWrongSession, -1, "%s holds session %q, not %q; it was left as it is", path, j.header.ID, header.ID)
+	}
 	return j, nil
 }
 
@@ -117,25 +124,25 @@ func createJSONL(path string, header Header) error {
 	dir, base := filepath.Split(path)
 	tmp, err := os.CreateTemp(dir, "."+base+".creating-*")
 	if err != nil {
-		return ioError(err, "create %s", path)
+		return ioError(bare(err), "create %s", path)
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(line); err != nil {
 		tmp.Close()
-		return ioError(err, "write header of %s", path)
+		return ioError(bare(err), "write header of %s", path)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return ioError(err, "sync %s", path)
+		return ioError(bare(err), "sync %s", path)
 	}
 	if err := tmp.Close(); err != nil {
-		return ioError(err, "close %s", tmp.Name())
+		return ioError(err, "create %s", path)
 	}
 	if err := os.Link(tmp.Name(), path); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return nil
 		}
-		return ioError(err, "create %s", path)
+		return ioError(bare(err), "create %s", path)
 	}
 	return syncDir(path)
 }
@@ -448,7 +455,7 @@ func (j *JSONL) writeSeed(h Header, events []event.Event) error {
 	dir, base := filepath.Split(j.path)
 	tmp, err := os.CreateTemp(dir, "."+base+".forking-*")
 	if err != nil {
-		return ioError(err, "create the fork child %s", j.path)
+		return ioError(bare(err), "create the fork child %s", j.path)
 	}
 	linked := false
 	defer func() {
@@ -471,7 +478,7 @@ func (j *JSONL) writeSeed(h Header, events []event.Event) error {
 		}
 		line = append(line, '\n')
 		if _, err := w.Write(line); err != nil {
-			return ioError(err, "write the fork child %s", j.path)
+			return ioError(bare(err), "write the fork child %s", j.path)
 		}
 		size += int64(len(line))
 		if forkHook != nil {
@@ -480,10 +487,10 @@ func (j *JSONL) writeSeed(h Header, events []event.Event) error {
 		}
 	}
 	if err := w.Flush(); err != nil {
-		return ioError(err, "write the fork child %s", j.path)
+		return ioError(bare(err), "write the fork child %s", j.path)
 	}
 	if err := tmp.Sync(); err != nil {
-		return ioError(err, "sync the fork child %s", j.path)
+		return ioError(bare(err), "sync the fork child %s", j.path)
 	}
 	if j.pending {
 		err = os.Link(tmp.Name(), j.path)
@@ -494,7 +501,7 @@ func (j *JSONL) writeSeed(h Header, events []event.Event) error {
 		err = os.Rename(tmp.Name(), j.path)
 	}
 	if err != nil {
-		return ioError(err, "put the fork child %s in place", j.path)
+		return ioError(bare(err), "put the fork child %s in place", j.path)
 	}
 	if err := syncDir(j.path); err != nil {
 		return err

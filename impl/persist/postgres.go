@@ -88,6 +88,9 @@ func pgCtx() (context.Context, context.CancelFunc) {
 // writer, anywhere, gets persist.locked until this store is closed. It
 // reads the session's events in one streamed query.
 func OpenPostgres(url string, header Header, opts ...PostgresOption) (*Postgres, error) {
+	if err := checkHeader(&header); err != nil {
+		return nil, err
+	}
 	ctx, cancel := pgCtx()
 	defer cancel()
 	p, err := dialPostgres(ctx, url, opts)

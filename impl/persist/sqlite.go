@@ -83,6 +83,9 @@ func OpenSQLite(path string, header Header, opts ...SQLiteOption) (*SQLite, erro
 	for _, o := range opts {
 		o(s)
 	}
+	if err := checkHeader(&header); err != nil {
+		return nil, err
+	}
 	// A missing file is a new, empty database (STORE-5).
 	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o644)
 	if err != nil {

@@ -2,7 +2,10 @@ package persist
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"reflect"
+	"time"
 	"sync"
 
 	"github.com/surfacelog/surface/impl/event"
@@ -241,6 +244,18 @@ type seedWriter interface {
 // place (with their number).
 var forkHook func(written int)
 
+// checkHeader refuses a header that cannot name a session, and gives a
+// zero createdAt the current time (STORE-15).
+func checkHeader(h *Header) error {
+	if h.ID == "" {
+		return event.Errorf(event.CodePersistHeaderInvalid, -1, "a session header needs a non-empty id")
+	}
+	if h.CreatedAt == 0 {
+		h.CreatedAt = time.Now().UnixMilli()
+	}
+	return nil
+}
+
 // CheckSeedLength is persist.fork_incomplete when h promises more
 // inherited events than the n a store holds (STORE-14).
 func CheckSeedLength(h Header, n int) error {
@@ -248,6 +263,16 @@ func CheckSeedLength(h Header, n int) error {
 		return event.Errorf(event.CodePersistForkIncomplete, -1, "session %q is a fork child whose header promises %d inherited events, and it holds %d: the fork that wrote it did not finish", h.ID, *h.SeedLength, n)
 	}
 	return nil
+}
+
+// bare is err without the path an *os.PathError names: for errors on
+// temporary files, whose names mean nothing to a user (STORE-15).
+func bare(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
 }
 
 func ioError(err error, format string, args ...any) *event.Error {

@@ -37,8 +37,15 @@ func (p *Program) Exhausted() bool { return p.pos >= len(p.Numbers) }
 
 // SetRapidDefaults sets rapid's -rapid.checks and -rapid.steps to checks
 // and steps unless the command line or RAPID_CHECKS / RAPID_STEPS set
-// them. Call it from TestMain after flag.Parse.
+// them. Call it from TestMain after flag.Parse. Under the race detector,
+// which makes each check several times slower, it runs a quarter of the
+// checks (at least 50): the race detector looks for races, which the
+// concurrency tests provoke, not for more random sequences; CI runs the
+// full count without it.
 func SetRapidDefaults(checks, steps int) {
+	if raceEnabled {
+		checks = max(checks/4, 50)
+	}
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if _, env := os.LookupEnv("RAPID_CHECKS"); !set["rapid.checks"] && !env {
