@@ -416,7 +416,7 @@ func (j *JSONL) Append(e event.Event) error {
 	if werr == nil && n != len(line) {
 		werr = io.ErrShortWrite
 	}
-	if werr == nil && (j.policy == SyncEveryAppend || j.policy == SyncOnTurnEnd && e.Type == event.TypeTurnEnd) {
+	if werr == nil && j.policy.syncs(e.Type) {
 		if err := j.file.Sync(); err != nil {
 			werr = err
 		}

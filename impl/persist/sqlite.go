@@ -50,7 +50,8 @@ type SQLiteOption func(*SQLite)
 
 // WithSQLiteSync sets the sync policy (default SyncEveryAppend): it maps to
 // PRAGMA synchronous FULL; NORMAL, with FULL for the commit of every
-// turn/end (which syncs the WAL up to it); and OFF.
+// turn/end (SyncOnTurnEnd) or of every event but a chunk (SyncMessages),
+// which syncs the WAL up to it; and OFF.
 func WithSQLiteSync(p SyncPolicy) SQLiteOption { return func(s *SQLite) { s.policy = p } }
 
 // SQLite is the session log of one session in a SQLite database (STORE-5).
@@ -226,7 +227,7 @@ func readOnlyDSN(path string) (string, error) {
 }
 
 func (s *SQLite) open(header Header, fresh bool) error {
-	sync := map[SyncPolicy]string{SyncEveryAppend: "FULL", SyncOnTurnEnd: "NORMAL", SyncNever: "OFF"}[s.policy]
+	sync := map[SyncPolicy]string{SyncEveryAppend: "FULL", SyncOnTurnEnd: "NORMAL", SyncMessages: "NORMAL", SyncNever: "OFF"}[s.policy]
 	// The pragmas are in the DSN so that every connection the pool opens
 	// gets them, not only the first (STORE-11).
 	db, err := sql.Open("sqlite3", "file:"+s.path+"?_foreign_keys=on&_journal_mode=WAL&_synchronous="+sync+"&_busy_timeout=5000")
@@ -385,9 +386,9 @@ func (s *SQLite) Append(e event.Event) error {
 		return event.Errorf(event.CodePersistConflict, e.Seq, "session %q holds %d events: event %d is not the next one (two sessions write through one store?)", s.header.ID, s.next, e.Seq)
 	}
 	sources, op := markerColumns(&e)
-	if s.policy == SyncOnTurnEnd && e.Type == event.TypeTurnEnd {
-		// The commit of a turn/end syncs the WAL, and with it every
-		// earlier commit (STORE-11); a failed sync fails this append.
+	if (s.policy == SyncOnTurnEnd || s.policy == SyncMessages) && s.policy.syncs(e.Type) {
+		// The commit syncs the WAL, and with it every earlier commit
+		// (STORE-11); a failed sync fails this append.
 		if _, err := s.db.Exec(`PRAGMA synchronous=FULL`); err != nil {
 			return ioError(err, "sync before event %d", e.Seq)
 		}

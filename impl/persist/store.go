@@ -25,7 +25,26 @@ const (
 	// SyncNever leaves syncing to the operating system (and Sync, Close):
 	// events survive a process crash but maybe not a machine crash.
 	SyncNever
+	// SyncMessages syncs every append but a streamed assistant/chunk:
+	// chunks are best-effort (durable with the next synced event), every
+	// message, result, turn and step boundary is durable when its append
+	// returns. A streamed step then costs about one sync, not one per
+	// chunk.
+	SyncMessages
 )
+
+// syncs reports whether policy p syncs the append of an event of type t.
+func (p SyncPolicy) syncs(t event.Type) bool {
+	switch p {
+	case SyncEveryAppend:
+		return true
+	case SyncOnTurnEnd:
+		return t == event.TypeTurnEnd
+	case SyncMessages:
+		return t != event.TypeAssistantChunk
+	}
+	return false
+}
 
 func (p SyncPolicy) String() string {
 	switch p {
@@ -33,6 +52,8 @@ func (p SyncPolicy) String() string {
 		return "every-append"
 	case SyncOnTurnEnd:
 		return "turn-end"
+	case SyncMessages:
+		return "messages"
 	default:
 		return "never"
 	}

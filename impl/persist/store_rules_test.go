@@ -418,7 +418,7 @@ func TestSyncPolicies(t *testing.T) {
 		t.Fatalf("the file holds %d events, want 1 (the turn/end was not acknowledged)", len(events))
 	}
 
-	for policy, want := range map[SyncPolicy]int{SyncEveryAppend: 2, SyncOnTurnEnd: 1, SyncNever: 0} {
+	for policy, want := range map[SyncPolicy]int{SyncEveryAppend: 2, SyncOnTurnEnd: 1, SyncMessages: 1, SyncNever: 0} {
 		sq, err := OpenSQLite(filepath.Join(t.TempDir(), "s.db"), hdr("x"), WithSQLiteSync(policy))
 		if err != nil {
 			t.Fatal(err)
