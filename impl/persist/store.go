@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"reflect"
-	"time"
 	"sync"
+	"time"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/session"
