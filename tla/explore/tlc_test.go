@@ -28,10 +28,27 @@ func tlc(t *testing.T, jar, dir, config, spec string, args ...string) (string, e
 	return string(out), err
 }
 
+// needTLC returns the path of tla2tools.jar: TLA2TOOLS_JAR, else the
+// project's shared copy at ../shared/tools/tla2tools.jar beside the
+// repository (never copied into it). Without one the test is skipped,
+// except under CI=true, where a missing jar fails it.
 func needTLC(t *testing.T) string {
 	jar := os.Getenv("TLA2TOOLS_JAR")
 	if jar == "" {
-		t.Skip("TLA2TOOLS_JAR is not set: TLC is not available (CI checks the same state spaces with TestExplorerMatchesTLC)")
+		if abs, err := filepath.Abs("../../../shared/tools/tla2tools.jar"); err == nil {
+			if _, err := os.Stat(abs); err == nil {
+				jar = abs
+			}
+		}
+	}
+	if jar == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but no tla2tools.jar: set TLA2TOOLS_JAR or provide ../shared/tools/tla2tools.jar")
+		}
+		t.Skip("no tla2tools.jar (TLA2TOOLS_JAR, or ../shared/tools/tla2tools.jar): TLC is not available (the Go explorer checks the same state spaces)")
+	}
+	if _, err := exec.LookPath("java"); err != nil {
+		t.Fatalf("tla2tools.jar at %s but no java: %v", jar, err)
 	}
 	return jar
 }
