@@ -17,9 +17,10 @@ import (
 // the built-in testees, and the oracle that fills in vector expectations.
 type Machine struct {
 	name    string
-	newSess func(voc *event.Vocabulary) ops.Driver
+	newSess func(voc *event.Vocabulary, strict bool) ops.Driver
 	d       ops.Driver
 	voc     *event.Vocabulary
+	strict  bool
 	persist bool
 	// now is the time of the events a compaction step appends (the step's
 	// time); appends carry their own.
@@ -32,7 +33,7 @@ func (m *Machine) clock() int64 { return m.now }
 // (features core, repair, persist and compaction).
 func NewImplMachine() *Machine {
 	m := &Machine{name: "surface-go", persist: true}
-	m.newSess = func(voc *event.Vocabulary) ops.Driver { return ops.NewImplIn(voc, m.clock) }
+	m.newSess = func(voc *event.Vocabulary, strict bool) ops.Driver { return ops.NewImplStrict(voc, m.clock, strict) }
 	return m
 }
 
@@ -40,18 +41,22 @@ func NewImplMachine() *Machine {
 // persist, where crash_reopen is a repair, and compaction).
 func NewModelMachine() *Machine {
 	m := &Machine{name: "surface-model"}
-	m.newSess = func(voc *event.Vocabulary) ops.Driver { return ops.NewModelIn(voc, m.clock) }
+	m.newSess = func(voc *event.Vocabulary, strict bool) ops.Driver { return ops.NewModelStrict(voc, m.clock, strict) }
 	return m
 }
 
 // Hello implements Testee.
 func (m *Machine) Hello() (Hello, error) {
 	return Hello{Type: "hello", Protocol: ProtocolVersion, Name: m.name, Version: "0.1.0",
-		Features: []string{FeatureCore, FeatureRepair, FeaturePersist, FeatureCompaction}}, nil
+		Features: []string{FeatureCore, FeatureRepair, FeaturePersist, FeatureCompaction, FeatureStrict}}, nil
 }
 
 // Reset implements Testee.
-func (m *Machine) Reset() error { m.voc, m.now = nil, 0; m.d = m.newSess(nil); return nil }
+func (m *Machine) Reset() error {
+	m.voc, m.now, m.strict = nil, 0, false
+	m.d = m.newSess(nil, false)
+	return nil
+}
 
 // Close implements Testee.
 func (m *Machine) Close() error { return nil }
@@ -146,7 +151,13 @@ func (m *Machine) do(s Step) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		m.voc, m.d = voc, m.newSess(voc)
+		m.voc, m.d = voc, m.newSess(voc, m.strict)
+		return m.state(Result{}), nil
+	case "strict":
+		if len(m.d.State().Events) != 0 {
+			return Result{}, protocolError("strict must come before the vector's first event")
+		}
+		m.strict, m.d = true, m.newSess(m.voc, true)
 		return m.state(Result{}), nil
 	case "compact_begin", "compact_commit", "compact_abort", "prune", "compact_select", "balance":
 		return m.compaction(s)
@@ -201,7 +212,7 @@ func (m *Machine) crashReopen() ([]event.Event, error) {
 		return nil, err
 	}
 	// The vector goes on in memory: the store is closed when this returns.
-	next, err := (&ops.Impl{Clock: m.clock, Voc: m.voc}).Seed(s.Events())
+	next, err := (&ops.Impl{Clock: m.clock, Voc: m.voc, Strict: m.strict}).Seed(s.Events())
 	if err != nil {
 		return nil, err
 	}

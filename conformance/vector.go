@@ -24,6 +24,8 @@ const (
 	// FeatureCompaction is the compaction steps (COMP-*): compact_begin,
 	// compact_commit, compact_abort, prune, compact_select and balance.
 	FeatureCompaction = "compaction"
+	// FeatureStrict is the strict step: strict mode (STRICT-*).
+	FeatureStrict = "strict"
 )
 
 // Vector is one conformance test: a sequence of steps, each with its
@@ -144,6 +146,8 @@ func (s Step) Feature() string {
 		return FeaturePersist
 	case "compact_begin", "compact_commit", "compact_abort", "prune", "compact_select", "balance":
 		return FeatureCompaction
+	case "strict":
+		return FeatureStrict
 	}
 	return FeatureCore
 }

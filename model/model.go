@@ -39,6 +39,14 @@ type Option func(*options)
 
 type options struct {
 	vocabulary *event.Vocabulary
+	strict     bool
+}
+
+// WithStrict makes the model's session refuse appends that break the
+// strict rules (STRICT-1 to STRICT-5). Derive, seeds and repair are not
+// affected.
+func WithStrict() Option {
+	return func(o *options) { o.strict = true }
 }
 
 // WithVocabulary makes the model know the types v registers (SURF-3).

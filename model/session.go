@@ -58,6 +58,11 @@ func (s *Session) AppendEvent(e event.Event) (event.Event, error) {
 		}
 		return event.Event{}, err
 	}
+	if optionsOf(s.opts).strict {
+		if err := strictRule(s.log, st.Log[len(st.Log)-1]); err != nil {
+			return event.Event{}, err
+		}
+	}
 	s.log = st.Log
 	return s.log[len(s.log)-1], nil
 }

@@ -91,6 +91,18 @@ const (
 	CodeReplaceReversed Code = "replace.reversed"
 	// CodeReplaceSourcesIncomplete (SURF-14): sourceEventSeqs does not include every node the replace shadows.
 	CodeReplaceSourcesIncomplete Code = "replace.sources_incomplete"
+	// CodeStrictArgumentsNotObject (STRICT-2): Strict mode: a tool-call block's arguments, or the text of a tool/call's arguments, is not a JSON object.
+	CodeStrictArgumentsNotObject Code = "strict.arguments_not_object"
+	// CodeStrictTurnOpen (STRICT-3): Strict mode: a turn/start while a turn is open.
+	CodeStrictTurnOpen Code = "strict.turn_open"
+	// CodeStrictNoTurn (STRICT-3): Strict mode: a turn/end, step/start or step/end outside a turn, or a steering/message for a turn that is not the open one.
+	CodeStrictNoTurn Code = "strict.no_turn"
+	// CodeStrictCallUnknown (STRICT-4): Strict mode: a tool/result for a call the open turn never made.
+	CodeStrictCallUnknown Code = "strict.call_unknown"
+	// CodeStrictCallAnswered (STRICT-4): Strict mode: a second tool/result for a call already answered.
+	CodeStrictCallAnswered Code = "strict.call_answered"
+	// CodeStrictCallsPending (STRICT-5): Strict mode: a user, context or steering message appended while tool calls of the open turn have no result.
+	CodeStrictCallsPending Code = "strict.calls_pending"
 	// CodeVocabularyInvalid (SURF-3): A program registered an event type that is empty, in the catalog already, registered twice, surface-eligible, or whose fields are malformed.
 	CodeVocabularyInvalid Code = "vocabulary.invalid"
 	// CodeForkBoundaryOutOfRange (SURF-24): The fork boundary is not the seq of an event in the log.
@@ -158,6 +170,12 @@ var allCodes = []Code{
 	CodeReplaceEndNotOnSurface,
 	CodeReplaceReversed,
 	CodeReplaceSourcesIncomplete,
+	CodeStrictArgumentsNotObject,
+	CodeStrictTurnOpen,
+	CodeStrictNoTurn,
+	CodeStrictCallUnknown,
+	CodeStrictCallAnswered,
+	CodeStrictCallsPending,
 	CodeVocabularyInvalid,
 	CodeForkBoundaryOutOfRange,
 	CodeForkOpenTurn,
@@ -224,6 +242,12 @@ var CodeRule = map[Code]string{
 	CodeSourcesForbidden:           "SURF-6",
 	CodeSourcesInvalid:             "SURF-9",
 	CodeSourcesNotEarlier:          "SURF-9",
+	CodeStrictArgumentsNotObject:   "STRICT-2",
+	CodeStrictCallAnswered:         "STRICT-4",
+	CodeStrictCallUnknown:          "STRICT-4",
+	CodeStrictCallsPending:         "STRICT-5",
+	CodeStrictNoTurn:               "STRICT-3",
+	CodeStrictTurnOpen:             "STRICT-3",
 	CodeUnknownType:                "SURF-3",
 	CodeVocabularyInvalid:          "SURF-3",
 }

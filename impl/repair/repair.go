@@ -149,6 +149,16 @@ func (st *State) Pending() []Call {
 	return out
 }
 
+// CallStatus reports whether the open turn registered call id, and
+// whether it is still pending (registered and not answered).
+func (st *State) CallStatus(id string) (registered, pending bool) {
+	c := st.byID[id]
+	if c == nil {
+		return false, false
+	}
+	return true, c.open
+}
+
 // NumPending is len(Pending()), in O(1).
 func (st *State) NumPending() int { return st.npending }
 

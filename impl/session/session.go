@@ -24,6 +24,7 @@ type config struct {
 	seedProgress func(done, total int)
 	vocabulary   *event.Vocabulary
 	estimate     func(message.Message) int
+	strict       bool
 }
 
 // WithTokenEstimator sets how Tokens counts a message that has no
@@ -101,6 +102,9 @@ type Session struct {
 	// calls, open compaction), folded up to ledgerAt events.
 	ledger   repair.State
 	ledgerAt int
+	// repairing is set while Repair appends its closers, which strict
+	// mode always accepts.
+	repairing bool
 }
 
 // New returns an empty session.
@@ -285,6 +289,12 @@ func (s *Session) commit(e event.Event) (event.Event, error) {
 	if err := s.mgr.ValidateIn(s.log, &e, s.cfg.vocabulary); err != nil {
 		return event.Event{}, err
 	}
+	if s.cfg.strict && !s.repairing {
+		s.foldLedger()
+		if err := strictCheck(&s.ledger, &e); err != nil {
+			return event.Event{}, err
+		}
+	}
 	if s.cfg.writeAhead != nil {
 		s.mu.Unlock()
 		err := s.cfg.writeAhead(e)
@@ -312,6 +322,8 @@ func (s *Session) Repair() ([]event.Event, error) {
 	}
 	s.foldLedger()
 	closers := s.ledger.Closers(func(seq int64) bool { return s.mgr.Node(seq) != nil })
+	s.repairing = true
+	defer func() { s.repairing = false }()
 	for i, c := range closers {
 		stored, err := s.commit(c)
 		if err != nil {

@@ -215,10 +215,28 @@ func Diff(want, got any) string { return cmp.Diff(want, got) }
 
 // Impl adapts *session.Session.
 type Impl struct {
-	S     *session.Session
-	Clock func() int64
-	Voc   *event.Vocabulary
-	op    *compaction.Operation
+	S      *session.Session
+	Clock  func() int64
+	Voc    *event.Vocabulary
+	Strict bool // strict mode (STRICT-*)
+	op     *compaction.Operation
+}
+
+// opts are the session options of d's sessions.
+func (d *Impl) opts() []session.Option {
+	o := []session.Option{session.WithClock(d.Clock), session.WithVocabulary(d.Voc)}
+	if d.Strict {
+		o = append(o, session.WithStrict())
+	}
+	return o
+}
+
+// NewImplStrict returns an empty implementation session that knows voc,
+// in strict mode when strict is set.
+func NewImplStrict(voc *event.Vocabulary, clock func() int64, strict bool) *Impl {
+	d := &Impl{Clock: clock, Voc: voc, Strict: strict}
+	d.S = session.New(d.opts()...)
+	return d
 }
 
 // NewImpl returns an empty implementation session.
@@ -226,7 +244,7 @@ func NewImpl(clock func() int64) *Impl { return NewImplIn(nil, clock) }
 
 // NewImplIn returns an empty implementation session that knows voc.
 func NewImplIn(voc *event.Vocabulary, clock func() int64) *Impl {
-	return &Impl{S: session.New(session.WithClock(clock), session.WithVocabulary(voc)), Clock: clock, Voc: voc}
+	return NewImplStrict(voc, clock, false)
 }
 
 func (d *Impl) Append(t event.Type, data any, intent *event.Intent) (event.Event, error) {
@@ -238,19 +256,19 @@ func (d *Impl) AppendEvent(e event.Event) (event.Event, error) { return d.S.Appe
 func (d *Impl) Repair() ([]event.Event, error) { return d.S.Repair() }
 
 func (d *Impl) Seed(events []event.Event) (Driver, error) {
-	s, err := session.Seed(events, session.WithClock(d.Clock), session.WithVocabulary(d.Voc))
+	s, err := session.Seed(events, d.opts()...)
 	if err != nil {
 		return nil, err
 	}
-	return &Impl{S: s, Clock: d.Clock, Voc: d.Voc}, nil
+	return &Impl{S: s, Clock: d.Clock, Voc: d.Voc, Strict: d.Strict}, nil
 }
 
 func (d *Impl) SeedJSON(lines []json.RawMessage) (Driver, error) {
-	s, err := session.SeedJSON(lines, session.WithClock(d.Clock), session.WithVocabulary(d.Voc))
+	s, err := session.SeedJSON(lines, d.opts()...)
 	if err != nil {
 		return nil, err
 	}
-	return &Impl{S: s, Clock: d.Clock, Voc: d.Voc}, nil
+	return &Impl{S: s, Clock: d.Clock, Voc: d.Voc, Strict: d.Strict}, nil
 }
 
 func (d *Impl) Fork(boundary int64) (Driver, error) {
@@ -258,7 +276,7 @@ func (d *Impl) Fork(boundary int64) (Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Impl{S: s, Clock: d.Clock, Voc: d.Voc}, nil
+	return &Impl{S: s, Clock: d.Clock, Voc: d.Voc, Strict: d.Strict}, nil
 }
 
 func (d *Impl) Provenance(seq int64) ([]int64, error) { return d.S.Provenance(seq) }
@@ -361,10 +379,28 @@ func normal(s State) State {
 
 // Model adapts *model.Session.
 type Model struct {
-	S     *model.Session
-	Clock func() int64
-	Voc   *event.Vocabulary
-	op    *model.Op
+	S      *model.Session
+	Clock  func() int64
+	Voc    *event.Vocabulary
+	Strict bool // strict mode (STRICT-*)
+	op     *model.Op
+}
+
+// opts are the model options of d's sessions.
+func (d *Model) opts() []model.Option {
+	o := []model.Option{model.WithVocabulary(d.Voc)}
+	if d.Strict {
+		o = append(o, model.WithStrict())
+	}
+	return o
+}
+
+// NewModelStrict returns an empty model session that knows voc, in strict
+// mode when strict is set.
+func NewModelStrict(voc *event.Vocabulary, clock func() int64, strict bool) *Model {
+	d := &Model{Clock: clock, Voc: voc, Strict: strict}
+	d.S = model.NewSession(clock, d.opts()...)
+	return d
 }
 
 // NewModel returns an empty model session.
@@ -372,7 +408,7 @@ func NewModel(clock func() int64) *Model { return NewModelIn(nil, clock) }
 
 // NewModelIn returns an empty model session that knows voc.
 func NewModelIn(voc *event.Vocabulary, clock func() int64) *Model {
-	return &Model{S: model.NewSession(clock, model.WithVocabulary(voc)), Clock: clock, Voc: voc}
+	return NewModelStrict(voc, clock, false)
 }
 
 func (d *Model) Append(t event.Type, data any, intent *event.Intent) (event.Event, error) {
@@ -384,11 +420,11 @@ func (d *Model) AppendEvent(e event.Event) (event.Event, error) { return d.S.App
 func (d *Model) Repair() ([]event.Event, error) { return d.S.Repair() }
 
 func (d *Model) Seed(events []event.Event) (Driver, error) {
-	s, err := model.SeedSession(events, d.Clock, model.WithVocabulary(d.Voc))
+	s, err := model.SeedSession(events, d.Clock, d.opts()...)
 	if err != nil {
 		return nil, err
 	}
-	return &Model{S: s, Clock: d.Clock, Voc: d.Voc}, nil
+	return &Model{S: s, Clock: d.Clock, Voc: d.Voc, Strict: d.Strict}, nil
 }
 
 // SeedJSON decodes the lines with the model's own decoder. A line that is
@@ -415,7 +451,7 @@ func (d *Model) Fork(boundary int64) (Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Model{S: s, Clock: d.Clock, Voc: d.Voc}, nil
+	return &Model{S: s, Clock: d.Clock, Voc: d.Voc, Strict: d.Strict}, nil
 }
 
 func (d *Model) Provenance(seq int64) ([]int64, error) { return d.S.Provenance(seq) }
