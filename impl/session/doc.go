@@ -17,5 +17,22 @@
 // from spec/events.json: the helper of a surface-eligible type takes an
 // event.Intent, so forgetting the marker is a compile error.
 //
-// A Session is safe for concurrent use by several goroutines.
+// Bookkeeping a harness needs is kept as the log grows, so it never walks
+// the log itself: OpenTurn, NextTurn, OpenStep, PendingCalls (the tool
+// calls of the open turn still waiting for a result) and Tokens (the
+// token count of the messages, kept in O(1): provider-reported usage for
+// assistant messages that recorded it, an estimate otherwise).
+//
+// WithStrict makes the session refuse, at append, histories that model
+// providers reject (spec/README.md, STRICT-1 to STRICT-5): a result for a
+// call never made or already answered, tool-call arguments that are not
+// a JSON object, a prompt or steering message between calls and their
+// results, a turn/start inside a turn, a turn/end or step outside one.
+//
+// A Session is safe for concurrent use by several goroutines. Appends are
+// serialised; readers (Messages, Surface, Events, Len, Position,
+// Provenance and the bookkeeping queries) never wait for a store's write
+// (WithWriteAhead): they see the log as of the last completed append.
+// What can block: an append waits for the append before it, and for its
+// own write-ahead.
 package session
