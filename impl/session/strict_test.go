@@ -108,3 +108,33 @@ func jsonInt(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
+
+// BenchmarkTokens: the token count query after each append, against a
+// rescan of the messages, at 10k surface nodes.
+func BenchmarkTokens(b *testing.B) {
+	s := session.New()
+	ap := &event.Intent{Op: event.Append()}
+	for range 10_000 {
+		s.Append(event.TypeUserMessage, json.RawMessage(`{"content":[{"type":"text","text":"some words here"}],"source":{"kind":"user"}}`), ap)
+	}
+	b.Run("Tokens", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s.Append(event.TypeTodoWrite, json.RawMessage(`{"todos":[]}`), nil)
+			_ = s.Tokens()
+		}
+	})
+	b.Run("rescan", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s.Append(event.TypeTodoWrite, json.RawMessage(`{"todos":[]}`), nil)
+			n := 0
+			for _, m := range s.Messages().All() {
+				for _, c := range m.Content {
+					n += len(c)
+				}
+			}
+			_ = n
+		}
+	})
+}
