@@ -70,6 +70,13 @@ func (s *Session) AppendBatch(build func(tx Tx) ([]Draft, error)) ([]event.Event
 		return nil, err
 	}
 	out := make([]event.Event, 0, len(drafts))
+	s.batching = true
+	defer func() {
+		s.batching = false
+		if len(out) > 0 && len(s.held) > 0 {
+			s.releaseHeld() // after the batch, never inside it
+		}
+	}()
 	for _, d := range drafts {
 		raw, jerr := event.MarshalData(d.Data)
 		if jerr != nil {

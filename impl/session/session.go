@@ -105,6 +105,13 @@ type Session struct {
 	// repairing is set while Repair appends its closers, which strict
 	// mode always accepts.
 	repairing bool
+	// held are steering messages waiting for a balanced cut
+	// (SteerWhenBalanced); dropped counts those whose turn ended first.
+	held    []held
+	dropped int
+	// batching is set while AppendBatch appends its drafts, which nothing
+	// may come between.
+	batching bool
 }
 
 // New returns an empty session.
@@ -279,11 +286,21 @@ func (s *Session) AppendEvent(e event.Event) (event.Event, error) {
 	return s.commit(e)
 }
 
-// commit validates e, writes it ahead, and appends it. The caller holds
+// commit is commitOnly, then the release of held steering messages that
+// the new event balanced (SteerWhenBalanced).
+func (s *Session) commit(e event.Event) (event.Event, error) {
+	stored, err := s.commitOnly(e)
+	if err == nil && len(s.held) > 0 && !s.repairing && !s.batching {
+		s.releaseHeld()
+	}
+	return stored, err
+}
+
+// commitOnly validates e, writes it ahead, and appends it. The caller holds
 // s.wmu and s.mu; commit releases s.mu while the store writes (readers go
 // on meanwhile: no writer can change the log, and the candidate is not in
 // it yet) and holds it again when it returns.
-func (s *Session) commit(e event.Event) (event.Event, error) {
+func (s *Session) commitOnly(e event.Event) (event.Event, error) {
 	// Validate compacts e.Data into a new buffer, so the log never keeps
 	// the caller's bytes.
 	if err := s.mgr.ValidateIn(s.log, &e, s.cfg.vocabulary); err != nil {
