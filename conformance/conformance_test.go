@@ -61,3 +61,17 @@ func TestCoverage(t *testing.T) {
 		}
 	}
 }
+
+// TestServeAnswersAsProtocolSays: the testee side answers a reset with
+// exactly {"type":"ok"} (PROTOCOL.md), with no result member.
+func TestServeAnswersAsProtocolSays(t *testing.T) {
+	var out strings.Builder
+	in := strings.NewReader(`{"type":"hello","protocol":1}` + "\n" + `{"type":"reset"}` + "\n" + `{"type":"bye"}` + "\n")
+	if err := conformance.Serve(conformance.NewImplMachine(), in, &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || lines[1] != `{"type":"ok"}` {
+		t.Fatalf("answers:\n%s", out.String())
+	}
+}
