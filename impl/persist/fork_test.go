@@ -89,9 +89,8 @@ func forkBackends(t *testing.T, dir string) []forkBackend {
 	return out
 }
 
-// forkParent writes the scenario's traffic to a parent store at where and
-// returns the seq of its last turn/end.
-func forkParent(t *testing.T, b forkBackend, where string) int64 {
+// resumeParent opens and resumes the parent store at where.
+func resumeParent(t testing.TB, b forkBackend, where string) *Session {
 	st, err := b.parent(t, where)
 	if err != nil {
 		t.Fatal(err)
@@ -100,18 +99,31 @@ func forkParent(t *testing.T, b forkBackend, where string) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// lastTurnEnd is the seq of the last turn/end of events, or -1.
+func lastTurnEnd(events []event.Event) int64 {
 	boundary := int64(-1)
-	for _, sc := range scenario() {
-		e, err := s.Append(sc.ty, raw(sc.data), sc.intent)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, e := range events {
 		if e.Type == event.TypeTurnEnd {
 			boundary = e.Seq
 		}
 	}
-	s.Close()
 	return boundary
+}
+
+// forkParent writes the scenario's traffic to a parent store at where and
+// returns the seq of its last turn/end.
+func forkParent(t *testing.T, b forkBackend, where string) int64 {
+	s := resumeParent(t, b, where)
+	defer s.Close()
+	for _, sc := range scenario() {
+		if _, err := s.Append(sc.ty, raw(sc.data), sc.intent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return lastTurnEnd(s.Events())
 }
 
 func childHeader(boundary int64) Header {
@@ -223,20 +235,8 @@ func TestForkProcess(t *testing.T) {
 			b = fb
 		}
 	}
-	st, err := b.parent(t, where)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parent, _, err := Resume(st, clock())
-	if err != nil {
-		t.Fatal(err)
-	}
-	boundary := int64(-1)
-	for _, e := range parent.Events() {
-		if e.Type == event.TypeTurnEnd {
-			boundary = e.Seq
-		}
-	}
+	parent := resumeParent(t, b, where)
+	boundary := lastTurnEnd(parent.Events())
 	dst, err := b.child(t, where, childHeader(boundary))
 	if err != nil {
 		t.Fatal(err)
@@ -299,14 +299,7 @@ func TestForkAllOrNothing(t *testing.T) {
 				where = pgtest.Schema("forkrefused")
 			}
 			boundary := forkParent(t, b, where)
-			st, err := b.parent(t, where)
-			if err != nil {
-				t.Fatal(err)
-			}
-			parent, _, err := Resume(st, clock())
-			if err != nil {
-				t.Fatal(err)
-			}
+			parent := resumeParent(t, b, where)
 			defer parent.Close()
 			dst, err := b.child(t, where, childHeader(boundary-2))
 			if err != nil {
