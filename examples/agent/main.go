@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/surfacelog/surface/impl/compaction"
 	"github.com/surfacelog/surface/impl/event"
@@ -229,7 +230,9 @@ func runUntilKilled(path string) {
 	reply := fakeModel(s)
 	must(s.AppendAssistantMessage(event.AssistantMessageData{Turn: n, Step: 1, Content: reply.content()}, event.AppendIntent()))
 	fmt.Printf("pending calls: %d\nmid-turn\n", len(s.PendingCalls()))
-	select {} // the tools are running when the process is killed
+	for { // the tools are running when the process is killed (a sleep, not select{}: with no other goroutine the runtime would end a select{} as a deadlock)
+		time.Sleep(time.Hour)
+	}
 }
 
 // --- the fake model ---

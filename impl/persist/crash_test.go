@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/internal/ops"
@@ -388,7 +389,9 @@ func TestCrashWriterProcess(t *testing.T) {
 		fmt.Fprintf(w, "ack %d\n", i)
 		w.Flush()
 	}
-	select {} // wait to be killed
+	for { // wait to be killed (not select{}: without cgo the runtime ends a process whose goroutines all block, releasing its lock)
+		time.Sleep(time.Hour)
+	}
 }
 
 // faultFile injects one kind of failure into the JSONL store's file.

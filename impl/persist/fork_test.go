@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -244,7 +245,9 @@ func TestForkProcess(t *testing.T) {
 	forkHook = func(written int) {
 		if written == killAt {
 			fmt.Printf("at %d\n", written)
-			select {} // wait to be killed
+			for { // wait to be killed (not select{}: the runtime ends a process whose goroutines all block)
+				time.Sleep(time.Hour)
+			}
 		}
 	}
 	if _, err := Fork(parent, boundary, dst); err != nil {
