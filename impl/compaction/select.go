@@ -54,7 +54,7 @@ func (v *selectView) tokensWith(estimate Estimator) []int {
 	out := make([]int, len(v.seqs))
 	for i, m := range v.msgs {
 		if m.Role != "" {
-			out[i] = messageTokens(v.events[i], m, estimate)
+			out[i] = message.Tokens(v.events[i], m, estimate)
 		}
 	}
 	return out
@@ -229,7 +229,7 @@ func (t *tracker) choose(tx session.Tx, policy Policy, opts []SelectOption) (Sel
 	surface.Range(0, surface.Len(), func(seq int64, m message.Message) bool {
 		n := 0
 		if m.Role != "" {
-			n = messageTokens(&log[seq], m, o.estimate)
+			n = message.Tokens(&log[seq], m, o.estimate)
 		}
 		v.seqs, v.tokens, v.turn = append(v.seqs, seq), append(v.tokens, n), append(v.turn, t.turnOf[seq])
 		v.msgs, v.events = append(v.msgs, m), append(v.events, &log[seq])
@@ -264,12 +264,6 @@ func (t *tracker) choose(tx session.Tx, policy Policy, opts []SelectOption) (Sel
 		sel.TokensKept += n
 	}
 	return sel, 0, keep - 1, nil
-}
-
-// messageTokens is message.Tokens: the usage an assistant message
-// recorded, else the estimate.
-func messageTokens(e *event.Event, m message.Message, estimate Estimator) int {
-	return message.Tokens(e, m, estimate)
 }
 
 // UsageTokens is message.UsageTokens: the output tokens an

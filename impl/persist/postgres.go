@@ -228,9 +228,7 @@ func (p *Postgres) loadHeader(ctx context.Context, want Header) error {
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		want.Version = SessionFormatVersion
-		_, err = p.conn.Exec(ctx, `INSERT INTO `+p.ident()+`.sessions (id, version, created_at, cwd, parent_session, seed_length) VALUES ($1, $2, $3, $4, $5, $6)`,
-			want.ID, want.Version, want.CreatedAt, nullString(want.Cwd), nullString(want.ParentSession), want.SeedLength)
-		if err != nil {
+		if err := p.insertSession(ctx, p.conn, want); err != nil {
 			return ioError(err, "create session %q", want.ID)
 		}
 		p.header = want
@@ -361,8 +359,7 @@ func (p *Postgres) writeSeed(h Header, events []event.Event) error {
 	}
 	defer tx.Rollback(context.Background())
 	if p.pending {
-		_, err = tx.Exec(ctx, `INSERT INTO `+p.ident()+`.sessions (id, version, created_at, cwd, parent_session, seed_length) VALUES ($1, $2, $3, $4, $5, $6)`,
-			h.ID, h.Version, h.CreatedAt, nullString(h.Cwd), nullString(h.ParentSession), h.SeedLength)
+		err = p.insertSession(ctx, tx, h)
 	} else {
 		_, err = tx.Exec(ctx, `UPDATE `+p.ident()+`.sessions SET seed_length = $1 WHERE id = $2`, h.SeedLength, h.ID)
 	}
@@ -399,6 +396,16 @@ func (p *Postgres) writeSeed(h Header, events []event.Event) error {
 	}
 	p.header, p.pending, p.next = h, false, int64(len(events))
 	return nil
+}
+
+// insertSession writes the row of session h through db (the connection or
+// a transaction).
+func (p *Postgres) insertSession(ctx context.Context, db interface {
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+}, h Header) error {
+	_, err := db.Exec(ctx, `INSERT INTO `+p.ident()+`.sessions (id, version, created_at, cwd, parent_session, seed_length) VALUES ($1, $2, $3, $4, $5, $6)`,
+		h.ID, h.Version, h.CreatedAt, nullString(h.Cwd), nullString(h.ParentSession), h.SeedLength)
+	return err
 }
 
 // connError is the error of a failed statement: persist.closed when the

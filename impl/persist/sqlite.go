@@ -270,11 +270,7 @@ func initSQLite(db *sql.DB) error {
 }
 
 func (s *SQLite) loadHeader(want Header) error {
-	var h Header
-	var cwd, parent sql.NullString
-	var seedLength sql.NullInt64
-	err := s.db.QueryRow(`SELECT id, version, created_at, cwd, parent_session, seed_length FROM sessions WHERE id = ?`, want.ID).
-		Scan(&h.ID, &h.Version, &h.CreatedAt, &cwd, &parent, &seedLength)
+	h, err := readSQLiteHeader(s.db, want.ID)
 	if errors.Is(err, sql.ErrNoRows) && want.SeedLength != nil && *want.SeedLength > 0 {
 		// A fork child: Fork writes its row with its events (STORE-14).
 		want.Version = SessionFormatVersion
@@ -283,9 +279,7 @@ func (s *SQLite) loadHeader(want Header) error {
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		want.Version = SessionFormatVersion
-		_, err = s.db.Exec(`INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length) VALUES (?, ?, ?, ?, ?, ?)`,
-			want.ID, want.Version, want.CreatedAt, nullString(want.Cwd), nullString(want.ParentSession), want.SeedLength)
-		if err != nil {
+		if err := insertSQLiteSession(s.db, want); err != nil {
 			return ioError(err, "create session %q", want.ID)
 		}
 		s.header = want
@@ -297,12 +291,32 @@ func (s *SQLite) loadHeader(want Header) error {
 	if h.Version != SessionFormatVersion {
 		return event.Errorf(event.CodePersistFormatVersion, -1, "session %q has format version %d, this build reads %d", h.ID, h.Version, SessionFormatVersion)
 	}
+	s.header = h
+	return nil
+}
+
+// readSQLiteHeader reads the row of session id (sql.ErrNoRows when there
+// is none).
+func readSQLiteHeader(db *sql.DB, id string) (Header, error) {
+	var h Header
+	var cwd, parent sql.NullString
+	var seedLength sql.NullInt64
+	err := db.QueryRow(`SELECT id, version, created_at, cwd, parent_session, seed_length FROM sessions WHERE id = ?`, id).
+		Scan(&h.ID, &h.Version, &h.CreatedAt, &cwd, &parent, &seedLength)
 	h.Cwd, h.ParentSession = cwd.String, parent.String
 	if seedLength.Valid {
 		h.SeedLength = &seedLength.Int64
 	}
-	s.header = h
-	return nil
+	return h, err
+}
+
+// insertSQLiteSession writes the row of session h.
+func insertSQLiteSession(db interface {
+	Exec(string, ...any) (sql.Result, error)
+}, h Header) error {
+	_, err := db.Exec(`INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length) VALUES (?, ?, ?, ?, ?, ?)`,
+		h.ID, h.Version, h.CreatedAt, nullString(h.Cwd), nullString(h.ParentSession), h.SeedLength)
+	return err
 }
 
 func (s *SQLite) loadEvents() error {
@@ -396,7 +410,7 @@ func (s *SQLite) Append(e event.Event) error {
 	}
 	var err error
 	if e.Ignorable {
-		err = s.insertIgnorable(&e, sources, op)
+		err = s.insertIgnorable(&e)
 	} else {
 		_, err = s.insert.Exec(s.header.ID, e.Seq, string(e.Type), e.Time, string(e.Data), sources, op)
 	}
@@ -429,8 +443,7 @@ func (s *SQLite) writeSeed(h Header, events []event.Event) error {
 	}
 	defer tx.Rollback()
 	if s.pending {
-		_, err = tx.Exec(`INSERT INTO sessions (id, version, created_at, cwd, parent_session, seed_length) VALUES (?, ?, ?, ?, ?, ?)`,
-			h.ID, h.Version, h.CreatedAt, nullString(h.Cwd), nullString(h.ParentSession), h.SeedLength)
+		err = insertSQLiteSession(tx, h)
 	} else {
 		_, err = tx.Exec(`UPDATE sessions SET seed_length = ? WHERE id = ?`, h.SeedLength, h.ID)
 	}
@@ -440,17 +453,8 @@ func (s *SQLite) writeSeed(h Header, events []event.Event) error {
 	insert := tx.Stmt(s.insert)
 	for k := range events {
 		e := &events[k]
-		sources, op := markerColumns(e)
-		if _, err := insert.Exec(h.ID, e.Seq, string(e.Type), e.Time, string(e.Data), sources, op); err != nil {
+		if err := insertEvent(tx, insert, h.ID, e); err != nil {
 			return ioError(err, "write event %d of the fork child %q", e.Seq, h.ID)
-		}
-		if e.Ignorable {
-			if _, err := tx.Exec(envelopeSchema); err != nil {
-				return ioError(err, "write the fork child %q", h.ID)
-			}
-			if _, err := tx.Exec(`INSERT INTO event_envelope (session_id, seq, ignorable) VALUES (?, ?, 1)`, h.ID, e.Seq); err != nil {
-				return ioError(err, "write the fork child %q", h.ID)
-			}
 		}
 		if forkHook != nil {
 			forkHook(k)
@@ -480,24 +484,36 @@ const envelopeSchema = `CREATE TABLE IF NOT EXISTS event_envelope (
 
 // insertIgnorable stores an event marked ignorable: its row and its
 // envelope row, in one transaction.
-func (s *SQLite) insertIgnorable(e *event.Event, sources, op any) error {
+func (s *SQLite) insertIgnorable(e *event.Event) error {
 	tx, err := s.db.Begin()
 	if err != nil {
 		return err
 	}
-	if _, err := tx.Exec(envelopeSchema); err != nil {
-		tx.Rollback()
-		return err
-	}
-	if _, err := tx.Stmt(s.insert).Exec(s.header.ID, e.Seq, string(e.Type), e.Time, string(e.Data), sources, op); err != nil {
-		tx.Rollback()
-		return err
-	}
-	if _, err := tx.Exec(`INSERT INTO event_envelope (session_id, seq, ignorable) VALUES (?, ?, 1)`, s.header.ID, e.Seq); err != nil {
+	if err := insertEvent(tx, tx.Stmt(s.insert), s.header.ID, e); err != nil {
 		tx.Rollback()
 		return err
 	}
 	return tx.Commit()
+}
+
+// insertEvent stores e of session id in tx through insert (the events
+// row), and for an event marked ignorable its envelope row too.
+func insertEvent(tx *sql.Tx, insert *sql.Stmt, id string, e *event.Event) error {
+	sources, op := markerColumns(e)
+	if e.Ignorable {
+		if _, err := tx.Exec(envelopeSchema); err != nil {
+			return err
+		}
+	}
+	if _, err := insert.Exec(id, e.Seq, string(e.Type), e.Time, string(e.Data), sources, op); err != nil {
+		return err
+	}
+	if e.Ignorable {
+		if _, err := tx.Exec(`INSERT INTO event_envelope (session_id, seq, ignorable) VALUES (?, ?, 1)`, id, e.Seq); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Sync implements Store: a full WAL checkpoint.
@@ -600,19 +616,12 @@ func (r *SQLiteReader) Events(sessionID string) ([]event.Event, error) {
 
 // Header reads the header of one session.
 func (r *SQLiteReader) Header(sessionID string) (Header, error) {
-	var h Header
 	if r.db == nil {
-		return h, event.Errorf(event.CodePersistNotASession, -1, "%s has no session %q", r.path, sessionID)
+		return Header{}, event.Errorf(event.CodePersistNotASession, -1, "%s has no session %q", r.path, sessionID)
 	}
-	var cwd, parent sql.NullString
-	var seedLength sql.NullInt64
-	if err := r.db.QueryRow(`SELECT id, version, created_at, cwd, parent_session, seed_length FROM sessions WHERE id = ?`, sessionID).
-		Scan(&h.ID, &h.Version, &h.CreatedAt, &cwd, &parent, &seedLength); err != nil {
+	h, err := readSQLiteHeader(r.db, sessionID)
+	if err != nil {
 		return h, event.Errorf(event.CodePersistCorrupt, -1, "%s: session %q: %v", r.path, sessionID, err)
-	}
-	h.Cwd, h.ParentSession = cwd.String, parent.String
-	if seedLength.Valid {
-		h.SeedLength = &seedLength.Int64
 	}
 	return h, nil
 }

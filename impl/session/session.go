@@ -255,7 +255,6 @@ func SeedLog(l *event.Log, opts ...Option) (*Session, error) {
 func (s *Session) Append(t event.Type, data any, intent *event.Intent) (event.Event, error) {
 	raw, jerr := event.MarshalData(data)
 	if jerr != nil {
-		jerr.Seq = -1
 		return event.Event{}, jerr
 	}
 	s.wmu.Lock()
