@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -189,25 +190,25 @@ func (m *Machine) crashReopen() ([]event.Event, error) {
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "s.jsonl")
-	st, err := persist.OpenJSONL(path, persist.Header{ID: "conformance", CreatedAt: 0}, persist.WithSync(persist.SyncNever))
+	st, err := persist.OpenJSONL(context.Background(), path, persist.Header{ID: "conformance", CreatedAt: 0}, persist.WithSync(persist.SyncNever))
 	if err != nil {
 		return nil, err
 	}
 	for _, e := range m.d.State().Events {
-		if err := st.Append(e); err != nil {
-			st.Close()
+		if err := st.Append(context.Background(), e); err != nil {
+			st.Close(context.Background())
 			return nil, err
 		}
 	}
-	if err := st.Close(); err != nil {
+	if err := st.Close(context.Background()); err != nil {
 		return nil, err
 	}
-	re, err := persist.OpenJSONL(path, persist.Header{ID: "conformance"})
+	re, err := persist.OpenJSONL(context.Background(), path, persist.Header{ID: "conformance"})
 	if err != nil {
 		return nil, err
 	}
-	defer re.Close()
-	s, rep, err := persist.Resume(re, session.WithVocabulary(m.voc), session.WithClock(m.clock))
+	defer re.Close(context.Background())
+	s, rep, err := persist.Resume(context.Background(), re, session.WithVocabulary(m.voc), session.WithClock(m.clock))
 	if err != nil {
 		return nil, err
 	}

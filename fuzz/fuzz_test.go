@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -113,18 +114,18 @@ func FuzzJSONL(f *testing.F) {
 		header := `{"type":"session","version":0,"id":"f","createdAt":1}` + "\n"
 		os.WriteFile(path, append([]byte(header), data...), 0o644)
 		_, readEvents, readTorn, rerr := persist.ReadJSONL(path)
-		st, err := persist.OpenJSONL(path, persist.Header{ID: "f"}, persist.WithSync(persist.SyncNever))
+		st, err := persist.OpenJSONL(context.Background(), path, persist.Header{ID: "f"}, persist.WithSync(persist.SyncNever))
 		if err != nil {
 			if event.CodeOf(err) == "" || event.CodeOf(rerr) != event.CodeOf(err) {
 				t.Fatalf("open: %v; read: %v", err, rerr)
 			}
 			return
 		}
-		defer st.Close()
+		defer st.Close(context.Background())
 		if rerr != nil || len(readEvents) != len(st.Events()) || readTorn != st.Report().TornBytes {
 			t.Fatalf("ReadJSONL and OpenJSONL disagree: %v", rerr)
 		}
-		s, _, err := persist.Resume(st)
+		s, _, err := persist.Resume(context.Background(), st)
 		if err != nil {
 			if event.CodeOf(err) == "" {
 				t.Fatalf("untyped error: %v", err)
@@ -145,15 +146,15 @@ func FuzzSQLite(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "f.db")
 		os.WriteFile(path, data, 0o644)
-		st, err := persist.OpenSQLite(path, persist.Header{ID: "f"}, persist.WithSQLiteSync(persist.SyncNever))
+		st, err := persist.OpenSQLite(context.Background(), path, persist.Header{ID: "f"}, persist.WithSQLiteSync(persist.SyncNever))
 		if err != nil {
 			if event.CodeOf(err) == "" {
 				t.Fatalf("untyped error: %v", err)
 			}
 			return
 		}
-		defer st.Close()
-		if _, _, err := persist.Resume(st); err != nil && event.CodeOf(err) == "" {
+		defer st.Close(context.Background())
+		if _, _, err := persist.Resume(context.Background(), st); err != nil && event.CodeOf(err) == "" {
 			t.Fatalf("untyped error: %v", err)
 		}
 	})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -23,16 +24,16 @@ func BenchmarkValidate(b *testing.B) {
 			b.Fatal(err)
 		}
 		path := filepath.Join(b.TempDir(), "v.jsonl")
-		st, err := persist.OpenJSONL(path, persist.Header{ID: "v"}, persist.WithSync(persist.SyncNever))
+		st, err := persist.OpenJSONL(context.Background(), path, persist.Header{ID: "v"}, persist.WithSync(persist.SyncNever))
 		if err != nil {
 			b.Fatal(err)
 		}
 		for _, e := range events {
-			if err := st.Append(e); err != nil {
+			if err := st.Append(context.Background(), e); err != nil {
 				b.Fatal(err)
 			}
 		}
-		st.Close()
+		st.Close(context.Background())
 		fi, _ := os.Stat(path)
 		b.Run(fmt.Sprintf("%d/validate", n), func(b *testing.B) {
 			b.ReportAllocs()
@@ -47,16 +48,16 @@ func BenchmarkValidate(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(fi.Size())
 			for i := 0; i < b.N; i++ {
-				st, err := persist.OpenJSONL(path, persist.Header{ID: "v"})
+				st, err := persist.OpenJSONL(context.Background(), path, persist.Header{ID: "v"})
 				if err != nil {
 					b.Fatal(err)
 				}
-				s, _, err := persist.Resume(st)
+				s, _, err := persist.Resume(context.Background(), st)
 				if err != nil {
 					b.Fatal(err)
 				}
 				_ = s.Messages()
-				s.Close()
+				s.Close(context.Background())
 			}
 		})
 	}

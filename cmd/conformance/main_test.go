@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"database/sql"
 
 	"bytes"
@@ -92,12 +93,12 @@ func TestMessagesSayThingsOnce(t *testing.T) {
 		t.Errorf("a testee that exits at once: %d %q", code, out)
 	}
 	dir := t.TempDir()
-	st, err := persist.OpenJSONL(filepath.Join(dir, "s.jsonl"), persist.Header{ID: "s"})
+	st, err := persist.OpenJSONL(context.Background(), filepath.Join(dir, "s.jsonl"), persist.Header{ID: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Close()
-	err = st.Append(event.Event{Type: event.TypeTodoWrite, Data: json.RawMessage(`{"todos":[]}`)})
+	st.Close(context.Background())
+	err = st.Append(context.Background(), event.Event{Type: event.TypeTodoWrite, Data: json.RawMessage(`{"todos":[]}`)})
 	if !errors.Is(err, event.CodePersistClosed) || strings.Contains(err.Error(), "<nil>") {
 		t.Errorf("append to a closed store: %v", err)
 	}
@@ -108,15 +109,15 @@ func TestMessagesSayThingsOnce(t *testing.T) {
 func TestValidate(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.jsonl")
-	st, _ := persist.OpenJSONL(good, persist.Header{ID: "g"})
-	s, _, _ := persist.Resume(st)
+	st, _ := persist.OpenJSONL(context.Background(), good, persist.Header{ID: "g"})
+	s, _, _ := persist.Resume(context.Background(), st)
 	s.Append(event.TypeUserMessage, json.RawMessage(`{"content":[],"source":{"kind":"user"}}`), &event.Intent{Op: event.Append()})
-	st.Close()
+	st.Close(context.Background())
 	db := filepath.Join(dir, "good.db")
-	sq, _ := persist.OpenSQLite(db, persist.Header{ID: "g"})
-	s2, _, _ := persist.Resume(sq)
+	sq, _ := persist.OpenSQLite(context.Background(), db, persist.Header{ID: "g"})
+	s2, _, _ := persist.Resume(context.Background(), sq)
 	s2.Append(event.TypeTurnStart, json.RawMessage(`{"turn":1,"trigger":{"kind":"message"}}`), nil)
-	sq.Close()
+	sq.Close(context.Background())
 	if code, out := call("validate", good, db); code != 0 || strings.Count(out, "OK") != 2 || !strings.Contains(out, "last turn open") {
 		t.Fatalf("validate good: %d\n%s", code, out)
 	}
@@ -134,25 +135,25 @@ func TestValidate(t *testing.T) {
 func TestValidateExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.jsonl")
-	st, _ := persist.OpenJSONL(good, persist.Header{ID: "g"})
-	s, _, _ := persist.Resume(st)
+	st, _ := persist.OpenJSONL(context.Background(), good, persist.Header{ID: "g"})
+	s, _, _ := persist.Resume(context.Background(), st)
 	s.Append(event.TypeTodoWrite, json.RawMessage(`{"todos":[]}`), nil)
-	s.Close()
+	s.Close(context.Background())
 	torn := filepath.Join(dir, "torn.jsonl")
 	b, _ := os.ReadFile(good)
 	os.WriteFile(torn, append(b, `{"type":"todo/wr`...), 0o644)
 	emptyDB := filepath.Join(dir, "empty.db")
-	sq, _ := persist.OpenSQLite(emptyDB, persist.Header{ID: "e"})
-	sq.Close()
-	sq.Close()
+	sq, _ := persist.OpenSQLite(context.Background(), emptyDB, persist.Header{ID: "e"})
+	sq.Close(context.Background())
+	sq.Close(context.Background())
 	// An empty database: a new file that OpenSQLite initialised but
 	// whose session row we remove.
 	db, _ := sql.Open("sqlite3", "file:"+emptyDB)
 	db.Exec(`DELETE FROM sessions`)
 	db.Close()
 	oneSession := filepath.Join(dir, "one.db")
-	sq, _ = persist.OpenSQLite(oneSession, persist.Header{ID: "only"})
-	sq.Close()
+	sq, _ = persist.OpenSQLite(context.Background(), oneSession, persist.Header{ID: "only"})
+	sq.Close(context.Background())
 	emptyFile := filepath.Join(dir, "empty.jsonl")
 	os.WriteFile(emptyFile, nil, 0o644)
 	short := filepath.Join(dir, "short.jsonl")
@@ -229,13 +230,13 @@ func snapshot(t *testing.T, dir string) string {
 func TestValidatePostgres(t *testing.T) {
 	url := pgtest.URL(t)
 	schema := pgtest.Schema("validate")
-	st, err := persist.OpenPostgres(url, persist.Header{ID: "v1"}, persist.WithPostgresSchema(schema))
+	st, err := persist.OpenPostgres(context.Background(), url, persist.Header{ID: "v1"}, persist.WithPostgresSchema(schema))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, _ := persist.Resume(st)
+	s, _, _ := persist.Resume(context.Background(), st)
 	s.Append(event.TypeTurnStart, json.RawMessage(`{"turn":1,"trigger":{"kind":"message"}}`), nil)
-	s.Close()
+	s.Close(context.Background())
 	if code, out := call("validate", "--pg-schema", schema, url); code != 0 || !strings.Contains(out, `session "v1": OK 1 events`) {
 		t.Fatalf("validate postgres: %d\n%s", code, out)
 	}

@@ -69,7 +69,7 @@ func main() {
 		a.turn(prompt, "")
 	}
 	a.turn("read f.go and g.go", "also check h.go") // steering typed mid-step
-	a.s.Close()
+	a.s.Close(context.Background())
 
 	// 3. What the model would be sent passes the strict rules: every
 	// result answers a call made before it, nothing comes between calls
@@ -92,11 +92,11 @@ type agent struct {
 
 // open opens (or creates) the session file and resumes it in strict mode.
 func open(path string) *agent {
-	st, err := persist.OpenJSONL(path, persist.Header{ID: "agent-demo"}, persist.WithSync(persist.SyncMessages))
+	st, err := persist.OpenJSONL(context.Background(), path, persist.Header{ID: "agent-demo"}, persist.WithSync(persist.SyncMessages))
 	if err != nil {
 		log.Fatal(err)
 	}
-	s, report, err := persist.Resume(st, session.WithStrict())
+	s, report, err := persist.Resume(context.Background(), st, session.WithStrict())
 	if err != nil {
 		log.Fatal(err)
 	}

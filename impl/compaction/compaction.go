@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/message"
+	"github.com/surfacelog/surface/impl/observe"
 	"github.com/surfacelog/surface/impl/session"
 )
 
@@ -94,6 +96,23 @@ type Operation struct {
 
 	mu       sync.Mutex
 	finished bool
+
+	// With an observer (session.WithObserver): when Begin was called, how
+	// long it waited for the compaction lock, and the session's tokens
+	// then.
+	began        time.Time
+	lockWait     time.Duration
+	tokensBefore int
+}
+
+// report tells the session's observer, if any, that op ended.
+func (op *Operation) report(ctx context.Context, outcome string, err error) {
+	obs := op.s.Observer()
+	if obs == nil {
+		return
+	}
+	obs.Compaction(ctx, observe.Compaction{Timing: observe.Since(op.began), StartSeq: op.StartSeq, Outcome: outcome, Nodes: len(op.Shadowed),
+		TokensBefore: op.tokensBefore, TokensAfter: op.s.Tokens(), LockWait: op.lockWait, Err: err})
 }
 
 // Begin starts a compaction of the surface nodes from start through end
@@ -122,11 +141,17 @@ func begin(ctx context.Context, s *session.Session, opts []Option, choose func(*
 		return nil, err
 	}
 	o := optionsOf(opts)
-	op := &Operation{s: s, opts: o}
+	op := &Operation{s: s, opts: o, StartSeq: -1}
+	if s.Observer() != nil {
+		op.began, op.tokensBefore = time.Now(), s.Tokens()
+	}
 	t := trackerOf(s)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, err := s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
+	if s.Observer() != nil {
+		op.lockWait = time.Since(op.began)
+	}
+	_, err := s.AppendBatchContext(ctx, func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
 		first, last, err := choose(t, tx, o)
 		if err != nil {
@@ -149,6 +174,8 @@ func begin(ctx context.Context, s *session.Session, opts []Option, choose func(*
 		return []session.Draft{op.startDraft(t.turn)}, op.turnErr(t.turn)
 	})
 	if err != nil {
+		op.StartSeq = -1
+		op.report(ctx, "failed", err)
 		return nil, err
 	}
 	t.sync2(s)
@@ -296,7 +323,7 @@ func (op *Operation) Commit(ctx context.Context, summary []json.RawMessage, meta
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	res := Result{StartSeq: op.StartSeq, Start: op.Start, End: op.End, Shadowed: op.Shadowed, TokenCount: op.TokenCount}
-	events, err := op.s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
+	events, err := op.s.AppendBatchContext(ctx, func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
 		if err := t.endedElsewhere(op); err != nil {
 			return nil, err
@@ -316,6 +343,7 @@ func (op *Operation) Commit(ctx context.Context, summary []json.RawMessage, meta
 	t.sync2(op.s)
 	switch {
 	case err == nil:
+		op.report(ctx, "committed", nil)
 		return res, nil
 	case errors.Is(err, event.CodeCompactionFinished):
 		// Ended by something else: its end event is in the log.
@@ -333,6 +361,7 @@ func (op *Operation) Commit(ctx context.Context, summary []json.RawMessage, meta
 			return []session.Draft{op.endDraft(why)}, nil
 		})
 		t.sync2(op.s)
+		op.report(ctx, "failed", err)
 	}
 	return Result{}, err
 }
@@ -358,6 +387,9 @@ func (op *Operation) Abort(cause error) error {
 		return []session.Draft{op.endDraft(msg)}, nil
 	})
 	t.sync2(op.s)
+	if err == nil {
+		op.report(context.Background(), "aborted", cause)
+	}
 	return err
 }
 

@@ -1,11 +1,14 @@
 package compaction
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
+	"time"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/message"
+	"github.com/surfacelog/surface/impl/observe"
 	"github.com/surfacelog/surface/impl/session"
 )
 
@@ -25,13 +28,20 @@ type PruneResult struct {
 // node, keeping its callId and every other member byte for byte, with
 // sourceEventSeqs [seq]. The tool call stays paired with a result. A seq
 // that is not a tool/result on the surface is compaction.not_prunable.
-func PruneToolResult(s *session.Session, seq int64, content []json.RawMessage, opts ...Option) (PruneResult, error) {
+func PruneToolResult(s *session.Session, seq int64, content []json.RawMessage, opts ...Option) (res PruneResult, err error) {
+	var start time.Time
+	var before int
+	if obs := s.Observer(); obs != nil {
+		start, before = time.Now(), s.Tokens()
+		defer func() {
+			obs.Prune(context.Background(), observe.Prune{Timing: observe.Since(start), Seq: seq, TokensBefore: before, TokensAfter: s.Tokens(), Err: err})
+		}()
+	}
 	o := optionsOf(opts)
 	t := trackerOf(s)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var res PruneResult
-	_, err := s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
+	_, err = s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
 		log := tx.Events()
 		if !onSurface(tx, seq) || log[seq].Type != event.TypeToolResult {

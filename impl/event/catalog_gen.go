@@ -149,6 +149,8 @@ const (
 	CodePersistWrongSession Code = "persist.wrong_session"
 	// CodePersistForkIncomplete (STORE-14): A fork child's header promises more inherited events (seedLength) than the store holds: the fork that wrote it did not finish.
 	CodePersistForkIncomplete Code = "persist.fork_incomplete"
+	// CodePersistCancelled (STORE-16): The context of an append, a batch, a repair, a store's open or close, a Resume or a Fork ended before the operation was acknowledged: nothing of it is acknowledged, the session is unchanged, and the store holds none of it (or, when a database cannot tell whether its commit landed, closes itself so that the next Resume shows what it holds).
+	CodePersistCancelled Code = "persist.cancelled"
 )
 
 var allCodes = []Code{
@@ -199,6 +201,7 @@ var allCodes = []Code{
 	CodePersistHeaderInvalid,
 	CodePersistWrongSession,
 	CodePersistForkIncomplete,
+	CodePersistCancelled,
 }
 
 // CodeRule maps each error code to the spec rule that defines it.
@@ -219,6 +222,7 @@ var CodeRule = map[Code]string{
 	CodeOpForbidden:                "SURF-6",
 	CodeOpInvalid:                  "SURF-8",
 	CodeOpMissing:                  "SURF-7",
+	CodePersistCancelled:           "STORE-16",
 	CodePersistClosed:              "STORE-6",
 	CodePersistConflict:            "STORE-10",
 	CodePersistCorrupt:             "STORE-2",

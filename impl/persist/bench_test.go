@@ -2,6 +2,7 @@ package persist
 
 import (
 	"bufio"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -33,15 +34,15 @@ func BenchmarkAppend(b *testing.B) {
 				var st Store
 				var err error
 				if backend == "jsonl" {
-					st, err = OpenJSONL(filepath.Join(dir, "a.jsonl"), hdr("a"), WithSync(policy))
+					st, err = OpenJSONL(context.Background(), filepath.Join(dir, "a.jsonl"), hdr("a"), WithSync(policy))
 				} else {
-					st, err = OpenSQLite(filepath.Join(dir, "a.db"), hdr("a"), WithSQLiteSync(policy))
+					st, err = OpenSQLite(context.Background(), filepath.Join(dir, "a.db"), hdr("a"), WithSQLiteSync(policy))
 				}
 				if err != nil {
 					b.Fatal(err)
 				}
-				defer st.Close()
-				s, _, err := Resume(st)
+				defer st.Close(context.Background())
+				s, _, err := Resume(context.Background(), st)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -76,8 +77,8 @@ func BenchmarkAppendFloor(b *testing.B) {
 	})
 	b.Run("sqlite/one-transaction", func(b *testing.B) {
 		b.ReportAllocs()
-		st, _ := OpenSQLite(filepath.Join(b.TempDir(), "raw.db"), hdr("a"))
-		defer st.Close()
+		st, _ := OpenSQLite(context.Background(), filepath.Join(b.TempDir(), "raw.db"), hdr("a"))
+		defer st.Close(context.Background())
 		tx, _ := st.db.Begin()
 		ins, _ := tx.Prepare(`INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op) VALUES (?, ?, ?, ?, ?, ?, ?)`)
 		for i := 0; i < b.N; i++ {
@@ -117,9 +118,9 @@ func storeOfSize(b *testing.B, backend string, n int) string {
 	var st Store
 	var err error
 	if backend == "jsonl" {
-		st, err = OpenJSONL(filepath.Join(dir, "r.jsonl"), hdr("r"), WithSync(SyncNever))
+		st, err = OpenJSONL(context.Background(), filepath.Join(dir, "r.jsonl"), hdr("r"), WithSync(SyncNever))
 	} else {
-		st, err = OpenSQLite(filepath.Join(dir, "r.db"), hdr("r"), WithSQLiteSync(SyncNever))
+		st, err = OpenSQLite(context.Background(), filepath.Join(dir, "r.db"), hdr("r"), WithSQLiteSync(SyncNever))
 	}
 	if err != nil {
 		b.Fatal(err)
@@ -136,12 +137,12 @@ func storeOfSize(b *testing.B, backend string, n int) string {
 		}
 	} else {
 		for _, e := range events {
-			if err := st.Append(e); err != nil {
+			if err := st.Append(context.Background(), e); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
-	st.Close()
+	st.Close(context.Background())
 	files[key] = st.(interface{ Path() string }).Path()
 	return files[key]
 }
@@ -192,19 +193,19 @@ func resumeOnce(b testing.TB, backend, path string) *Session {
 	var st Store
 	var err error
 	if backend == "jsonl" {
-		st, err = OpenJSONL(path, hdr("r"))
+		st, err = OpenJSONL(context.Background(), path, hdr("r"))
 	} else {
-		st, err = OpenSQLite(path, hdr("r"))
+		st, err = OpenSQLite(context.Background(), path, hdr("r"))
 	}
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, _, err := Resume(st)
+	s, _, err := Resume(context.Background(), st)
 	if err != nil {
 		b.Fatal(err)
 	}
 	_ = s.Messages()
-	if err := s.Close(); err != nil {
+	if err := s.Close(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	return s

@@ -3,6 +3,7 @@ package persist
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -72,7 +73,7 @@ func checkRecovered(t *testing.T, st Store, all []event.Event, acked, most int) 
 	if len(loaded) > most || len(loaded) > len(all) || !sameJSON(loaded, all[:len(loaded)]) {
 		t.Fatalf("loaded %d events that are not a prefix of what was written (acked %d)", len(loaded), acked)
 	}
-	s, rep, err := Resume(st, clock())
+	s, rep, err := Resume(context.Background(), st, clock())
 	if err != nil {
 		t.Fatalf("resume after crash: %v", err)
 	}
@@ -117,11 +118,11 @@ func ruleBreakers(seq int) []string {
 func TestCrashEveryByteOffset(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "full.jsonl")
-	st, err := OpenJSONL(path, hdr("crash"))
+	st, err := OpenJSONL(context.Background(), path, hdr("crash"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, _ := Resume(st, clock())
+	s, _, _ := Resume(context.Background(), st, clock())
 	headerSize, _ := os.Stat(path)
 	ends := []int64{headerSize.Size()} // file size after each acknowledged append
 	for _, sc := range scenario() {
@@ -132,7 +133,7 @@ func TestCrashEveryByteOffset(t *testing.T) {
 		ends = append(ends, fi.Size())
 	}
 	all := s.Events()
-	st.Close()
+	st.Close(context.Background())
 	full, _ := os.ReadFile(path)
 	offsets, lost, refused, quarantined, kept := 0, 0, 0, 0, 0
 	for k := int64(0); k <= int64(len(full)); k++ {
@@ -143,7 +144,7 @@ func TestCrashEveryByteOffset(t *testing.T) {
 		sub := t.TempDir()
 		p := filepath.Join(sub, "cut.jsonl")
 		os.WriteFile(p, full[:k], 0o644)
-		cut, err := OpenJSONL(p, hdr("crash"), WithSync(SyncNever))
+		cut, err := OpenJSONL(context.Background(), p, hdr("crash"), WithSync(SyncNever))
 		if k < ends[0] {
 			// A cut inside the header: our writer creates files
 			// atomically, so this is not a file it wrote.
@@ -168,7 +169,7 @@ func TestCrashEveryByteOffset(t *testing.T) {
 		}
 		// Cut at a byte offset: exactly the complete lines are there.
 		lost += checkRecovered(t, cut, all, acked, acked)
-		cut.Close()
+		cut.Close(context.Background())
 		offsets++
 		if k != ends[acked] {
 			continue
@@ -177,10 +178,10 @@ func TestCrashEveryByteOffset(t *testing.T) {
 			content := append(append([]byte(nil), full[:k]...), bad...)
 			os.WriteFile(p, content, 0o644)
 			os.Remove(p + ".torn-" + strconv.FormatInt(k, 10))
-			st, err := OpenJSONL(p, hdr("crash"))
+			st, err := OpenJSONL(context.Background(), p, hdr("crash"))
 			if err == nil {
-				_, _, err = Resume(st, clock())
-				st.Close()
+				_, _, err = Resume(context.Background(), st, clock())
+				st.Close(context.Background())
 			}
 			if c := event.CodeOf(err); c == "" || c == event.CodePersistCorrupt || !strings.Contains(err.Error(), "line "+strconv.Itoa(acked+2)) {
 				t.Fatalf("offset %d, complete rule-breaking last line: %v, want a rule's code naming line %d", k, err, acked+2)
@@ -246,7 +247,7 @@ func TestCrashKilledWriter(t *testing.T) {
 				}
 				// The writer may have gone on past the last ack it printed.
 				lost += checkRecovered(t, st, all, acked, n)
-				st.Close()
+				st.Close(context.Background())
 			}
 			t.Logf("%s: writer killed at %d transaction boundaries, events lost: %d; %d complete rule-breaking last events kept with a typed error", b.name, n+1, lost, kept)
 			if lost != 0 {
@@ -307,13 +308,13 @@ func checkRuleBreakingTail(t *testing.T, backend, path string) (kept int) {
 		}
 		var st Store
 		if backend == "jsonl" {
-			st, err = OpenJSONL(p, hdr("s1"))
+			st, err = OpenJSONL(context.Background(), p, hdr("s1"))
 		} else {
-			st, err = OpenSQLite(p, hdr("s1"))
+			st, err = OpenSQLite(context.Background(), p, hdr("s1"))
 		}
 		if err == nil {
-			_, _, err = Resume(st, clock())
-			st.Close()
+			_, _, err = Resume(context.Background(), st, clock())
+			st.Close(context.Background())
 		}
 		if c := event.CodeOf(err); c == "" || c == event.CodePersistCorrupt {
 			t.Fatalf("%s: a complete rule-breaking last event: %v, want a rule's code", backend, err)
@@ -342,9 +343,9 @@ func copySQLite(t *testing.T, from, to string) {
 // referenceEvents is the scenario as stored, with the writer's clock.
 func referenceEvents(t *testing.T) []event.Event {
 	p := filepath.Join(t.TempDir(), "ref.jsonl")
-	st, _ := OpenJSONL(p, hdr("crash"))
-	defer st.Close()
-	s, _, _ := Resume(st, clock())
+	st, _ := OpenJSONL(context.Background(), p, hdr("crash"))
+	defer st.Close(context.Background())
+	s, _, _ := Resume(context.Background(), st, clock())
 	for _, sc := range scenario() {
 		if _, err := s.Append(sc.ty, raw(sc.data), sc.intent); err != nil {
 			t.Fatal(err)
@@ -364,11 +365,11 @@ func TestCrashWriterProcess(t *testing.T) {
 	var err error
 	switch kind {
 	case "jsonl":
-		st, err = OpenJSONL(path, hdr("s1"))
+		st, err = OpenJSONL(context.Background(), path, hdr("s1"))
 	case "sqlite":
-		st, err = OpenSQLite(path, hdr("s1"))
+		st, err = OpenSQLite(context.Background(), path, hdr("s1"))
 	default: // postgres: path names the session
-		st, err = OpenPostgres(os.Getenv("SURFACE_PG_URL"), hdr(path), WithPostgresSchema(os.Getenv("SURFACE_CRASH_SCHEMA")))
+		st, err = OpenPostgres(context.Background(), os.Getenv("SURFACE_PG_URL"), hdr(path), WithPostgresSchema(os.Getenv("SURFACE_CRASH_SCHEMA")))
 	}
 	if err != nil {
 		if kind == "postgres" && errors.Is(err, event.CodePersistLocked) {
@@ -377,7 +378,7 @@ func TestCrashWriterProcess(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	s, _, err := Resume(st, clock())
+	s, _, err := Resume(context.Background(), st, clock())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,11 +441,11 @@ func TestFaultInjection(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "f.jsonl")
 			var ff *faultFile
-			st, err := OpenJSONL(p, hdr("f"), WithFile(func(f File) File { ff = &faultFile{File: f, mode: mode}; return ff }))
+			st, err := OpenJSONL(context.Background(), p, hdr("f"), WithFile(func(f File) File { ff = &faultFile{File: f, mode: mode}; return ff }))
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, _, _ := Resume(st, clock())
+			s, _, _ := Resume(context.Background(), st, clock())
 			sc := scenario()
 			for _, x := range sc[:5] {
 				if _, err := s.Append(x.ty, raw(x.data), x.intent); err != nil {
@@ -475,16 +476,16 @@ func TestFaultInjection(t *testing.T) {
 				acked = s.Events()
 			}
 			st.crash()
-			re, err := OpenJSONL(p, hdr("f"))
+			re, err := OpenJSONL(context.Background(), p, hdr("f"))
 			if err != nil {
 				t.Fatalf("reopen: %v", err)
 			}
-			defer re.Close()
+			defer re.Close(context.Background())
 			loaded := re.Events()
 			if len(loaded) < len(acked) || !sameJSON(loaded[:len(acked)], acked) || len(loaded) > len(acked)+1 {
 				t.Fatalf("reloaded %d events, acknowledged %d", len(loaded), len(acked))
 			}
-			if _, _, err := Resume(re, clock()); err != nil {
+			if _, _, err := Resume(context.Background(), re, clock()); err != nil {
 				t.Fatalf("resume: %v", err)
 			}
 		})

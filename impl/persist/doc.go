@@ -8,6 +8,16 @@
 // enters the in-memory log, so an acknowledged append is on disk (synced
 // under the store's SyncPolicy, by default on every append). A failed write
 // fails the append and leaves both the session and the file as they were.
+// The events of a batch (Session.AppendBatch, a repair's closers) reach the
+// store in one write: one sync of a file store, one transaction of a
+// database, all of them acknowledged or none (STORE-17).
+//
+// Contexts (STORE-16): every store call that writes or waits (open, Append,
+// Sync, Close, Resume, Fork, and Session.AppendContext through them) takes
+// a context; when it ends first the call fails with persist.cancelled and
+// nothing of it is acknowledged. A Postgres statement is cancelled on the
+// server and rolled back, so the store goes on; a file store checks the
+// context before it writes and before it syncs.
 //
 // Nothing is destroyed. A store refuses, and never "fixes", a file it
 // cannot prove it wrote: a JSONL file without a session header or a SQLite

@@ -34,10 +34,10 @@ type forkBackend struct {
 func forkBackends(t *testing.T, dir string) []forkBackend {
 	jsonl := forkBackend{name: "jsonl",
 		parent: func(t testing.TB, where string) (Store, error) {
-			return OpenJSONL(filepath.Join(where, "parent.jsonl"), hdr("parent"))
+			return OpenJSONL(context.Background(), filepath.Join(where, "parent.jsonl"), hdr("parent"))
 		},
 		child: func(t testing.TB, where string, h Header) (Store, error) {
-			return OpenJSONL(filepath.Join(where, "child.jsonl"), h)
+			return OpenJSONL(context.Background(), filepath.Join(where, "child.jsonl"), h)
 		},
 		exists: func(t testing.TB, where string) bool {
 			_, err := os.Stat(filepath.Join(where, "child.jsonl"))
@@ -46,10 +46,10 @@ func forkBackends(t *testing.T, dir string) []forkBackend {
 	}
 	sqlite := forkBackend{name: "sqlite",
 		parent: func(t testing.TB, where string) (Store, error) {
-			return OpenSQLite(filepath.Join(where, "s.db"), hdr("parent"))
+			return OpenSQLite(context.Background(), filepath.Join(where, "s.db"), hdr("parent"))
 		},
 		child: func(t testing.TB, where string, h Header) (Store, error) {
-			return OpenSQLite(filepath.Join(where, "s.db"), h)
+			return OpenSQLite(context.Background(), filepath.Join(where, "s.db"), h)
 		},
 		exists: func(t testing.TB, where string) bool {
 			r, err := OpenSQLiteReader(filepath.Join(where, "s.db"))
@@ -73,10 +73,10 @@ func forkBackends(t *testing.T, dir string) []forkBackend {
 		out = append(out, forkBackend{name: "postgres",
 			// where is the schema
 			parent: func(t testing.TB, where string) (Store, error) {
-				return OpenPostgres(url, hdr("parent"), WithPostgresSchema(where))
+				return OpenPostgres(context.Background(), url, hdr("parent"), WithPostgresSchema(where))
 			},
 			child: func(t testing.TB, where string, h Header) (Store, error) {
-				return OpenPostgres(url, h, WithPostgresSchema(where))
+				return OpenPostgres(context.Background(), url, h, WithPostgresSchema(where))
 			},
 			exists: func(t testing.TB, where string) bool {
 				ids, err := PostgresSessions(url, WithPostgresSchema(where))
@@ -96,7 +96,7 @@ func resumeParent(t testing.TB, b forkBackend, where string) *Session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, err := Resume(st, clock())
+	s, _, err := Resume(context.Background(), st, clock())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func lastTurnEnd(events []event.Event) int64 {
 // returns the seq of its last turn/end.
 func forkParent(t *testing.T, b forkBackend, where string) int64 {
 	s := resumeParent(t, b, where)
-	defer s.Close()
+	defer s.Close(context.Background())
 	for _, sc := range scenario() {
 		if _, err := s.Append(sc.ty, raw(sc.data), sc.intent); err != nil {
 			t.Fatal(err)
@@ -176,14 +176,14 @@ func TestForkKilled(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				s, _, err := Resume(st, clock())
+				s, _, err := Resume(context.Background(), st, clock())
 				if err != nil {
 					t.Fatalf("the complete child does not resume: %v", err)
 				}
 				if s.Len() != n {
 					t.Fatalf("the child holds %d events, want %d", s.Len(), n)
 				}
-				s.Close()
+				s.Close(context.Background())
 				whole++
 			}
 			t.Logf("%s: fork killed at %d points (after each of %d inherited events, and once in place): %d left no child, %d a complete one, 0 a partial one", b.name, n+1, n, none, whole)
@@ -250,7 +250,7 @@ func TestForkProcess(t *testing.T) {
 			}
 		}
 	}
-	if _, err := Fork(parent, boundary, dst); err != nil {
+	if _, err := Fork(context.Background(), parent, boundary, dst); err != nil {
 		t.Fatal(err)
 	}
 	t.Fatal("the fork finished without reaching its kill point")
@@ -303,21 +303,21 @@ func TestForkAllOrNothing(t *testing.T) {
 			}
 			boundary := forkParent(t, b, where)
 			parent := resumeParent(t, b, where)
-			defer parent.Close()
+			defer parent.Close(context.Background())
 			dst, err := b.child(t, where, childHeader(boundary-2))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := Fork(parent, boundary-2, dst); !errors.Is(err, event.CodeForkOpenTurn) {
+			if _, err := Fork(context.Background(), parent, boundary-2, dst); !errors.Is(err, event.CodeForkOpenTurn) {
 				t.Fatalf("fork inside a turn: %v", err)
 			}
-			if err := dst.Append(parent.Events()[0]); !errors.Is(err, event.CodePersistForkIncomplete) {
+			if err := dst.Append(context.Background(), parent.Events()[0]); !errors.Is(err, event.CodePersistForkIncomplete) {
 				t.Fatalf("an append to a child not yet forked: %v", err)
 			}
-			if _, _, err := Resume(dst); !errors.Is(err, event.CodePersistForkIncomplete) {
+			if _, _, err := Resume(context.Background(), dst); !errors.Is(err, event.CodePersistForkIncomplete) {
 				t.Fatalf("resume of a child not yet forked: %v", err)
 			}
-			dst.Close()
+			dst.Close(context.Background())
 			if b.exists(t, where) {
 				t.Fatal("a refused fork left a child behind")
 			}
@@ -326,10 +326,10 @@ func TestForkAllOrNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := Fork(parent, boundary, dst); !errors.Is(err, event.CodePersistConflict) {
+			if _, err := Fork(context.Background(), parent, boundary, dst); !errors.Is(err, event.CodePersistConflict) {
 				t.Fatalf("a header promising another length: %v", err)
 			}
-			dst.Close()
+			dst.Close(context.Background())
 			if b.exists(t, where) {
 				t.Fatal("a refused fork left a child behind")
 			}
@@ -345,12 +345,12 @@ func TestShortChildRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "short.jsonl")
 	os.WriteFile(path, []byte(`{"type":"session","version":0,"id":"c","createdAt":1,"parentSession":"p","seedLength":3}`+"\n"+
 		`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1,"trigger":{"kind":"message"}}}`+"\n"), 0o644)
-	st, err := OpenJSONL(path, hdr("c"))
+	st, err := OpenJSONL(context.Background(), path, hdr("c"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	if _, _, err := Resume(st); !errors.Is(err, event.CodePersistForkIncomplete) || !strings.Contains(err.Error(), "promises 3") {
+	defer st.Close(context.Background())
+	if _, _, err := Resume(context.Background(), st); !errors.Is(err, event.CodePersistForkIncomplete) || !strings.Contains(err.Error(), "promises 3") {
 		t.Fatalf("resume of a short child: %v", err)
 	}
 	h, events, _, err := ReadJSONL(path)
@@ -361,20 +361,20 @@ func TestShortChildRefused(t *testing.T) {
 		t.Fatalf("CheckSeedLength: %v", err)
 	}
 	db := filepath.Join(t.TempDir(), "short.db")
-	sq, err := OpenSQLite(db, hdr("p"))
+	sq, err := OpenSQLite(context.Background(), db, hdr("p"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sq.Close()
+	sq.Close(context.Background())
 	sqlDB, _ := sql.Open("sqlite3", db)
 	sqlDB.Exec(`INSERT INTO sessions (id, version, created_at, parent_session, seed_length) VALUES ('c', 0, 1, 'p', 3)`)
 	sqlDB.Close()
-	sq, err = OpenSQLite(db, hdr("c"))
+	sq, err = OpenSQLite(context.Background(), db, hdr("c"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sq.Close()
-	if _, _, err := Resume(sq); !errors.Is(err, event.CodePersistForkIncomplete) {
+	defer sq.Close(context.Background())
+	if _, _, err := Resume(context.Background(), sq); !errors.Is(err, event.CodePersistForkIncomplete) {
 		t.Fatalf("resume of a short SQLite child: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package persist
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -19,14 +20,18 @@ import (
 func TestHeaders(t *testing.T) {
 	dir := t.TempDir()
 	opens := map[string]func(Header) (Store, error){
-		"jsonl": func(h Header) (Store, error) { return OpenJSONL(filepath.Join(dir, "h.jsonl"), h) },
+		"jsonl": func(h Header) (Store, error) {
+			return OpenJSONL(context.Background(), filepath.Join(dir, "h.jsonl"), h)
+		},
 	}
 	if SQLiteAvailable {
-		opens["sqlite"] = func(h Header) (Store, error) { return OpenSQLite(filepath.Join(dir, "h.db"), h) }
+		opens["sqlite"] = func(h Header) (Store, error) { return OpenSQLite(context.Background(), filepath.Join(dir, "h.db"), h) }
 	}
 	if os.Getenv("SURFACE_PG_URL") != "" || os.Getenv("CI") == "true" {
 		url, schema := pgtest.URL(t), pgtest.Schema("headers")
-		opens["postgres"] = func(h Header) (Store, error) { return OpenPostgres(url, h, WithPostgresSchema(schema)) }
+		opens["postgres"] = func(h Header) (Store, error) {
+			return OpenPostgres(context.Background(), url, h, WithPostgresSchema(schema))
+		}
 	}
 	for name, open := range opens {
 		if _, err := open(Header{}); !errors.Is(err, event.CodePersistHeaderInvalid) {
@@ -40,18 +45,18 @@ func TestHeaders(t *testing.T) {
 		if c := st.Header().CreatedAt; c < before || c > time.Now().UnixMilli() {
 			t.Errorf("%s: createdAt %d is not now", name, c)
 		}
-		st.Close()
+		st.Close(context.Background())
 	}
 	path := filepath.Join(dir, "h.jsonl")
 	before, _ := os.ReadFile(path)
-	if _, err := OpenJSONL(path, Header{ID: "other"}); !errors.Is(err, event.CodePersistWrongSession) {
+	if _, err := OpenJSONL(context.Background(), path, Header{ID: "other"}); !errors.Is(err, event.CodePersistWrongSession) {
 		t.Fatalf("another session's file: %v", err)
 	}
 	if after, _ := os.ReadFile(path); string(after) != string(before) {
 		t.Fatal("the file was changed")
 	}
 	// A directory that does not exist: the temporary file cannot be made.
-	_, err := OpenJSONL(filepath.Join(dir, "missing", "s.jsonl"), Header{ID: "s"})
+	_, err := OpenJSONL(context.Background(), filepath.Join(dir, "missing", "s.jsonl"), Header{ID: "s"})
 	if err == nil || strings.Contains(err.Error(), ".creating-") || !strings.Contains(err.Error(), filepath.Join(dir, "missing", "s.jsonl")) {
 		t.Fatalf("create in a missing directory: %v", err)
 	}

@@ -3,6 +3,7 @@ package persist
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,8 +12,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/observe"
+	"github.com/surfacelog/surface/impl/session"
 )
 
 // File is what the JSONL store needs of its file; tests wrap it to inject
@@ -34,6 +38,8 @@ func WithFile(wrap func(File) File) JSONLOption { return func(j *JSONL) { j.wrap
 
 // JSONL is a session log in a JSONL file (STORE-1).
 type JSONL struct {
+	obs     observe.Observer // nil: nothing measured
+	synced  time.Duration    // the last write's sync, measured with obs
 	mu      sync.Mutex
 	path    string
 	osFile  *os.File
@@ -64,7 +70,10 @@ type JSONL struct {
 // a quarantine file beside the log (STORE-8), named in the report, and cut
 // off before the first append; no other byte of an existing file is ever
 // changed.
-func OpenJSONL(path string, header Header, opts ...JSONLOption) (*JSONL, error) {
+func OpenJSONL(ctx context.Context, path string, header Header, opts ...JSONLOption) (*JSONL, error) {
+	if err := session.Cancelled(ctx, -1); err != nil {
+		return nil, err
+	}
 	j := &JSONL{path: path, policy: SyncEveryAppend}
 	for _, o := range opts {
 		o(j)
@@ -385,51 +394,103 @@ func (j *JSONL) location(index int) string {
 // Path is the file's path.
 func (j *JSONL) Path() string { return j.path }
 
-// Append implements Store: one write of one line, then a sync under the
-// policy. On failure the file is cut back to its last good size; if even
-// that fails the store refuses further appends (STORE-6).
-func (j *JSONL) Append(e event.Event) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if err := closedError(j.closed, j.broken, e.Seq, "store "+j.path); err != nil {
+// Append implements Store: one write of the events' lines, then one sync
+// when the policy syncs any of them (STORE-17). ctx is checked before the
+// write and before the sync (a write handed to the operating system is not
+// interrupted). On failure, cancellation included, the file is cut back to
+// its last good size; if even that fails the store refuses further appends
+// (STORE-6).
+func (j *JSONL) Append(ctx context.Context, events ...event.Event) error {
+	if j.obs == nil || len(events) == 0 {
+		_, err := j.write(ctx, events, new(time.Duration))
 		return err
 	}
-	if j.pending {
-		return event.Errorf(event.CodePersistForkIncomplete, e.Seq, "store %s is a fork child that does not exist yet: persist.Fork writes it (STORE-14)", j.path)
+	start := time.Now()
+	var took time.Duration
+	synced, err := j.write(ctx, events, &took)
+	n := len(events)
+	if err != nil {
+		n = 0
 	}
-	if e.Seq != j.next {
-		return event.Errorf(event.CodePersistConflict, e.Seq, "store %s holds %d events: event %d is not the next one (two sessions write through one store?)", j.path, j.next, e.Seq)
+	j.obs.StoreWrite(ctx, observe.StoreWrite{Timing: observe.Since(start), Store: "jsonl", Seq: events[0].Seq, Events: n, Synced: synced, Sync: took, Err: err})
+	return err
+}
+
+// setObserver implements observed.
+func (j *JSONL) setObserver(o observe.Observer) { j.obs = o }
+
+// write is Append; synced says whether it forced the events to stable
+// storage, and with an observer *took is how long that took.
+func (j *JSONL) write(ctx context.Context, events []event.Event, took *time.Duration) (synced bool, err error) {
+	if len(events) == 0 {
+		return false, nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	first := events[0].Seq
+	if err := closedError(j.closed, j.broken, first, "store "+j.path); err != nil {
+		return false, err
+	}
+	if j.pending {
+		return false, event.Errorf(event.CodePersistForkIncomplete, first, "store %s is a fork child that does not exist yet: persist.Fork writes it (STORE-14)", j.path)
+	}
+	sync := false
+	for k := range events {
+		if events[k].Seq != j.next+int64(k) {
+			return false, event.Errorf(event.CodePersistConflict, events[k].Seq, "store %s holds %d events: event %d is not the next one (two sessions write through one store?)", j.path, j.next+int64(k), events[k].Seq)
+		}
+		sync = sync || j.policy.syncs(events[k].Type)
+	}
+	if err := session.Cancelled(ctx, first); err != nil {
+		return false, err
 	}
 	if j.torn {
 		if err := j.file.Truncate(j.size); err != nil {
-			return ioError(err, "cut the torn tail of %s", j.path)
+			return false, ioError(err, "cut the torn tail of %s", j.path)
 		}
 		j.torn = false
 	}
-	line, err := e.AppendJSON(j.scratch[:0])
-	if err != nil {
-		return err
+	lines := j.scratch[:0]
+	for k := range events {
+		var err error
+		if lines, err = events[k].AppendJSON(lines); err != nil {
+			return false, err
+		}
+		lines = append(lines, '\n')
 	}
-	line = append(line, '\n')
-	j.scratch = line[:0]
-	n, werr := j.file.WriteAt(line, j.size)
-	if werr == nil && n != len(line) {
+	j.scratch = lines[:0]
+	n, werr := j.file.WriteAt(lines, j.size)
+	if werr == nil && n != len(lines) {
 		werr = io.ErrShortWrite
 	}
-	if werr == nil && j.policy.syncs(e.Type) {
-		if err := j.file.Sync(); err != nil {
-			werr = err
+	if werr == nil && sync {
+		if werr = session.Cancelled(ctx, first); werr == nil {
+			var began time.Time
+			if j.obs != nil {
+				began = time.Now()
+			}
+			werr = j.file.Sync()
+			if j.obs != nil {
+				*took = time.Since(began)
+			}
 		}
 	}
 	if werr != nil {
 		if terr := j.file.Truncate(j.size); terr != nil {
 			j.broken = errors.Join(werr, terr)
 		}
-		return ioError(werr, "append event %d to %s", e.Seq, j.path)
+		var ee *event.Error
+		if errors.As(werr, &ee) {
+			return false, werr // cancelled before the sync: cut back, nothing acknowledged
+		}
+		if len(events) == 1 {
+			return false, ioError(werr, "append event %d to %s", first, j.path)
+		}
+		return false, ioError(werr, "append events %d to %d to %s", first, first+int64(len(events))-1, j.path)
 	}
-	j.size += int64(len(line))
-	j.next++
-	return nil
+	j.size += int64(len(lines))
+	j.next += int64(len(events))
+	return sync, nil
 }
 
 // writeSeed implements seedWriter: the header (with seedLength) and the
@@ -438,7 +499,7 @@ func (j *JSONL) Append(e event.Event) error {
 // file) or renamed over the header-only file this store created; a crash
 // at any point leaves no child, or this store's empty one, or the whole
 // child (STORE-14).
-func (j *JSONL) writeSeed(h Header, events []event.Event) error {
+func (j *JSONL) writeSeed(ctx context.Context, h Header, events []event.Event) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if err := closedError(j.closed, j.broken, 0, "store "+j.path); err != nil {
@@ -481,6 +542,11 @@ func (j *JSONL) writeSeed(h Header, events []event.Event) error {
 			return ioError(bare(err), "write the fork child %s", j.path)
 		}
 		size += int64(len(line))
+		if k%1024 == 1023 {
+			if err := session.Cancelled(ctx, 0); err != nil {
+				return err
+			}
+		}
 		if forkHook != nil {
 			w.Flush()
 			forkHook(k)
@@ -488,6 +554,9 @@ func (j *JSONL) writeSeed(h Header, events []event.Event) error {
 	}
 	if err := w.Flush(); err != nil {
 		return ioError(bare(err), "write the fork child %s", j.path)
+	}
+	if err := session.Cancelled(ctx, 0); err != nil {
+		return err
 	}
 	if err := tmp.Sync(); err != nil {
 		return ioError(bare(err), "sync the fork child %s", j.path)
@@ -524,7 +593,10 @@ func (j *JSONL) writeSeed(h Header, events []event.Event) error {
 }
 
 // Sync implements Store.
-func (j *JSONL) Sync() error {
+func (j *JSONL) Sync(ctx context.Context) error {
+	if err := session.Cancelled(ctx, -1); err != nil {
+		return err
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.pending {
@@ -536,8 +608,9 @@ func (j *JSONL) Sync() error {
 	return nil
 }
 
-// Close implements Store.
-func (j *JSONL) Close() error {
+// Close implements Store: it syncs (unless ctx has ended) and releases
+// the file and its lock.
+func (j *JSONL) Close(ctx context.Context) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
@@ -548,7 +621,10 @@ func (j *JSONL) Close() error {
 	if j.pending {
 		return nil // nothing was written: no child
 	}
-	serr := j.file.Sync()
+	serr := session.Cancelled(ctx, -1)
+	if serr == nil {
+		serr = j.file.Sync()
+	}
 	cerr := j.osFile.Close() // releases the flock
 	if err := errors.Join(serr, cerr); err != nil {
 		return ioError(err, "close %s", j.path)

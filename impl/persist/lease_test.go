@@ -19,19 +19,19 @@ import (
 func TestSQLiteLeaseIsPerSession(t *testing.T) {
 	requireSQLite(t)
 	db := filepath.Join(t.TempDir(), "shared.db")
-	a, err := OpenSQLite(db, hdr("a"))
+	a, err := OpenSQLite(context.Background(), db, hdr("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := OpenSQLite(db, hdr("b"))
+	b, err := OpenSQLite(context.Background(), db, hdr("b"))
 	if err != nil {
 		t.Fatalf("a second session of the same database: %v", err)
 	}
-	sa, _, err := Resume(a, clock())
+	sa, _, err := Resume(context.Background(), a, clock())
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, _, err := Resume(b, clock())
+	sb, _, err := Resume(context.Background(), b, clock())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,16 +43,16 @@ func TestSQLiteLeaseIsPerSession(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := OpenSQLite(db, hdr("a")); !errors.Is(err, event.CodePersistLocked) {
+	if _, err := OpenSQLite(context.Background(), db, hdr("a")); !errors.Is(err, event.CodePersistLocked) {
 		t.Fatalf("a second writer of session a: %v", err)
 	}
-	sa.Close()
-	a2, err := OpenSQLite(db, hdr("a"))
+	sa.Close(context.Background())
+	a2, err := OpenSQLite(context.Background(), db, hdr("a"))
 	if err != nil {
 		t.Fatalf("session a after its writer closed: %v", err)
 	}
-	a2.Close()
-	sb.Close()
+	a2.Close(context.Background())
+	sb.Close(context.Background())
 	r, _ := OpenSQLiteReader(db)
 	defer r.Close()
 	for id, want := range map[string]int{"a": 3, "b": 3} {
@@ -69,11 +69,11 @@ func TestSQLiteLeaseIsPerSession(t *testing.T) {
 func TestPostgresConnectionLoss(t *testing.T) {
 	url := pgtest.URL(t)
 	schema := pgtest.Schema("connloss")
-	st, err := OpenPostgres(url, hdr("lost"), WithPostgresSchema(schema))
+	st, err := OpenPostgres(context.Background(), url, hdr("lost"), WithPostgresSchema(schema))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, err := Resume(st, clock())
+	s, _, err := Resume(context.Background(), st, clock())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,10 +96,10 @@ func TestPostgresConnectionLoss(t *testing.T) {
 			t.Fatalf("append %d after the connection died: %v", i, err)
 		}
 	}
-	s.Close()
+	s.Close(context.Background())
 	st2 := openPgEventually(t, url, "lost", schema)
-	defer st2.Close()
-	s2, _, err := Resume(st2, clock())
+	defer st2.Close(context.Background())
+	s2, _, err := Resume(context.Background(), st2, clock())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,16 +128,16 @@ func TestPostgresSchemas(t *testing.T) {
 	if _, err := admin.Exec(ctx, `CREATE SCHEMA `+pgx.Identifier{empty}.Sanitize()); err != nil {
 		t.Fatal(err)
 	}
-	st, err := OpenPostgres(url, hdr("e"), WithPostgresSchema(empty))
+	st, err := OpenPostgres(context.Background(), url, hdr("e"), WithPostgresSchema(empty))
 	if err != nil {
 		t.Fatalf("an empty schema: %v", err)
 	}
-	st.Close()
+	st.Close(context.Background())
 	other := pgtest.Schema("other")
 	if _, err := admin.Exec(ctx, `CREATE SCHEMA `+pgx.Identifier{other}.Sanitize()+`; CREATE TABLE `+pgx.Identifier{other, "t"}.Sanitize()+` (x int)`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenPostgres(url, hdr("o"), WithPostgresSchema(other)); !errors.Is(err, event.CodePersistNotASession) {
+	if _, err := OpenPostgres(context.Background(), url, hdr("o"), WithPostgresSchema(other)); !errors.Is(err, event.CodePersistNotASession) {
 		t.Fatalf("a schema with other tables: %v", err)
 	}
 	if _, err := ReadPostgres(url, "o", WithPostgresSchema(other)); !errors.Is(err, event.CodePersistNotASession) {

@@ -2,6 +2,7 @@ package persist
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -44,14 +45,14 @@ func fileBackends() []backend {
 
 var allBackends = []backend{
 	{"jsonl", func(t testing.TB, path string) Store {
-		s, err := OpenJSONL(path, hdr("s1"))
+		s, err := OpenJSONL(context.Background(), path, hdr("s1"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s
 	}, "s.jsonl"},
 	{"sqlite", func(t testing.TB, path string) Store {
-		s, err := OpenSQLite(path, hdr("s1"))
+		s, err := OpenSQLite(context.Background(), path, hdr("s1"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,20 +120,20 @@ func TestRoundTripAndRepair(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), b.file)
 			st := b.open(t, path)
-			s, rep, err := Resume(st, clock())
+			s, rep, err := Resume(context.Background(), st, clock())
 			if err != nil || len(rep.Closers) != 0 {
 				t.Fatalf("resume of a new store: %v %v", rep, err)
 			}
 			crashedTurn(t, s)
 			written := s.Events()
-			if err := st.Close(); err != nil {
+			if err := st.Close(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			st = b.open(t, path)
 			if got := st.Events(); !sameJSON(got, written) {
 				t.Fatalf("reloaded events differ")
 			}
-			s, rep, err = Resume(st, clock())
+			s, rep, err = Resume(context.Background(), st, clock())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,11 +150,11 @@ func TestRoundTripAndRepair(t *testing.T) {
 			if rep.Closers[0].Sources[0] != 5 || rep.Closers[0].Time != written[len(written)-1].Time {
 				t.Fatalf("closer %+v", rep.Closers[0])
 			}
-			st.Close()
+			st.Close(context.Background())
 			// REP-5: a second resume repairs nothing.
 			st = b.open(t, path)
-			defer st.Close()
-			_, rep, err = Resume(st, clock())
+			defer st.Close(context.Background())
+			_, rep, err = Resume(context.Background(), st, clock())
 			if err != nil || len(rep.Closers) != 0 {
 				t.Fatalf("second repair: %v %v", rep.Closers, err)
 			}
@@ -239,23 +240,23 @@ func TestRejections(t *testing.T) {
 	// persist.format_version
 	p := filepath.Join(dir, "v1.jsonl")
 	os.WriteFile(p, []byte(`{"type":"session","version":1,"id":"x","createdAt":1}`+"\n"), 0o644)
-	check("format version", p, event.CodePersistFormatVersion, func() error { _, err := OpenJSONL(p, hdr("x")); return err })
+	check("format version", p, event.CodePersistFormatVersion, func() error { _, err := OpenJSONL(context.Background(), p, hdr("x")); return err })
 	// persist.corrupt: a damaged line in the middle
 	p = filepath.Join(dir, "mid.jsonl")
 	good := `{"type":"todo/write","seq":%d,"time":1,"data":{"todos":[]}}`
 	os.WriteFile(p, []byte(`{"type":"session","version":0,"id":"x","createdAt":1}`+"\n"+
 		strings.Replace(good, "%d", "0", 1)+"\n{garbage\n"+strings.Replace(good, "%d", "2", 1)+"\n"), 0o644)
-	check("mid-file damage", p, event.CodePersistCorrupt, func() error { _, err := OpenJSONL(p, hdr("x")); return err })
+	check("mid-file damage", p, event.CodePersistCorrupt, func() error { _, err := OpenJSONL(context.Background(), p, hdr("x")); return err })
 	// a rule broken on disk: the rule's code (STORE-3), nothing loaded
 	p = filepath.Join(dir, "gap.jsonl")
 	os.WriteFile(p, []byte(`{"type":"session","version":0,"id":"x","createdAt":1}`+"\n"+strings.Replace(good, "%d", "1", 1)+"\n"), 0o644)
 	check("seq gap", p, event.CodeSeqNotContiguous, func() error {
-		st, err := OpenJSONL(p, hdr("x"))
+		st, err := OpenJSONL(context.Background(), p, hdr("x"))
 		if err != nil {
 			return err
 		}
-		defer st.Close()
-		_, _, err = Resume(st)
+		defer st.Close(context.Background())
+		_, _, err = Resume(context.Background(), st)
 		return err
 	})
 	// persist.locked: a second writer, JSONL and SQLite
@@ -265,24 +266,24 @@ func TestRejections(t *testing.T) {
 		check("second writer "+b.name, p, event.CodePersistLocked, func() error {
 			var err error
 			if b.name == "jsonl" {
-				_, err = OpenJSONL(p, hdr("s1"))
+				_, err = OpenJSONL(context.Background(), p, hdr("s1"))
 			} else {
-				_, err = OpenSQLite(p, hdr("s1"))
+				_, err = OpenSQLite(context.Background(), p, hdr("s1"))
 			}
 			return err
 		})
-		first.Close()
+		first.Close(context.Background())
 	}
 	// persist.schema_version
 	p = filepath.Join(dir, "v3.db")
-	st, err := OpenSQLite(p, hdr("x"))
+	st, err := OpenSQLite(context.Background(), p, hdr("x"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	st.db.Exec(`PRAGMA user_version=3`)
-	st.Close()
+	st.Close(context.Background())
 	check("schema version", p, event.CodePersistSchemaVersion, func() error {
-		_, err := OpenSQLite(p, hdr("x"))
+		_, err := OpenSQLite(context.Background(), p, hdr("x"))
 		if err != nil && !strings.Contains(err.Error(), "3") || err != nil && !strings.Contains(err.Error(), "4") {
 			t.Errorf("the error must name both versions: %v", err)
 		}
@@ -294,31 +295,31 @@ func TestRejections(t *testing.T) {
 // before the next append; lines far over 64 KiB work.
 func TestTornTailAndLongLines(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "t.jsonl")
-	st, _ := OpenJSONL(p, hdr("x"))
-	s, _, _ := Resume(st, clock())
+	st, _ := OpenJSONL(context.Background(), p, hdr("x"))
+	s, _, _ := Resume(context.Background(), st, clock())
 	long := `{"content":[{"type":"text","text":"` + strings.Repeat("x", 1<<20) + `"}],"source":{"kind":"user"}}`
 	if _, err := s.Append(event.TypeUserMessage, raw(long), &event.Intent{Op: event.Append()}); err != nil {
 		t.Fatal(err)
 	}
-	st.Close()
+	st.Close(context.Background())
 	f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"type":"user/mess`)
 	f.Close()
-	st2, err := OpenJSONL(p, hdr("x"))
+	st2, err := OpenJSONL(context.Background(), p, hdr("x"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st2.Report().TornBytes != int64(len(`{"type":"user/mess`)) || len(st2.Events()) != 1 {
 		t.Fatalf("report %+v", st2.Report())
 	}
-	s2, _, err := Resume(st2, clock())
+	s2, _, err := Resume(context.Background(), st2, clock())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s2.Append(event.TypeUserMessage, raw(userData), &event.Intent{Op: event.Append()}); err != nil {
 		t.Fatal(err)
 	}
-	st2.Close()
+	st2.Close(context.Background())
 	_, events, torn, err := ReadJSONL(p)
 	if err != nil || torn != 0 || len(events) != 2 || len(events[0].Data) < 1<<20 {
 		t.Fatalf("after append: %d events, torn %d, %v", len(events), torn, err)
@@ -333,10 +334,10 @@ func TestSQLiteCLI(t *testing.T) {
 		t.Skip("sqlite3 command-line client not installed")
 	}
 	p := filepath.Join(t.TempDir(), "cli.db")
-	st, _ := OpenSQLite(p, hdr("cli"))
-	s, _, _ := Resume(st, clock())
+	st, _ := OpenSQLite(context.Background(), p, hdr("cli"))
+	s, _, _ := Resume(context.Background(), st, clock())
 	crashedTurn(t, s)
-	st.Close()
+	st.Close(context.Background())
 	out, err := exec.Command("sqlite3", p, ".schema").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "source_event_seqs TEXT") || !strings.Contains(string(out), "STRICT") {
 		t.Fatalf(".schema: %s %v", out, err)
@@ -353,8 +354,8 @@ func TestSQLiteCLI(t *testing.T) {
 func TestForkFromDisk(t *testing.T) {
 	requireSQLite(t)
 	dir := t.TempDir()
-	src, _ := OpenSQLite(filepath.Join(dir, "src.db"), hdr("parent"))
-	s, _, _ := Resume(src, clock())
+	src, _ := OpenSQLite(context.Background(), filepath.Join(dir, "src.db"), hdr("parent"))
+	s, _, _ := Resume(context.Background(), src, clock())
 	crashedTurn(t, s)
 	end, err := s.Append(event.TypeTurnEnd, raw(`{"turn":1,"reason":{"kind":"completed"}}`), nil)
 	if err != nil {
@@ -362,19 +363,19 @@ func TestForkFromDisk(t *testing.T) {
 	}
 	s.Append(event.TypeUserMessage, raw(userData), &event.Intent{Op: event.Append()})
 	seedLength := end.Seq + 1
-	dst, _ := OpenJSONL(filepath.Join(dir, "child.jsonl"), Header{ID: "child", CreatedAt: 1, ParentSession: "parent", SeedLength: &seedLength})
-	if _, err := Fork(s, 2, dst); !errors.Is(err, event.CodeForkOpenTurn) {
+	dst, _ := OpenJSONL(context.Background(), filepath.Join(dir, "child.jsonl"), Header{ID: "child", CreatedAt: 1, ParentSession: "parent", SeedLength: &seedLength})
+	if _, err := Fork(context.Background(), s, 2, dst); !errors.Is(err, event.CodeForkOpenTurn) {
 		t.Fatalf("fork at an open turn: %v", err)
 	}
-	child, err := Fork(s, end.Seq, dst)
+	child, err := Fork(context.Background(), s, end.Seq, dst)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := child.Append(event.TypeUserMessage, raw(userData), &event.Intent{Op: event.Append()}); err != nil {
 		t.Fatal(err)
 	}
-	dst.Close()
-	src.Close()
+	dst.Close(context.Background())
+	src.Close(context.Background())
 	h, events, _, err := ReadJSONL(filepath.Join(dir, "child.jsonl"))
 	if err != nil || h.ParentSession != "parent" || *h.SeedLength != seedLength || len(events) != int(seedLength)+1 {
 		t.Fatalf("child file: %+v, %d events, %v", h, len(events), err)

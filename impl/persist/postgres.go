@@ -10,8 +10,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 
 	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/observe"
+	"github.com/surfacelog/surface/impl/session"
 )
 
 // PostgresSchemaVersion is the version of the Postgres store's tables,
@@ -60,6 +63,7 @@ func WithPostgresSchema(name string) PostgresOption { return func(p *Postgres) {
 // (session_id, seq) makes a writer that raced another fail with
 // persist.conflict, so nothing is lost or interleaved.
 type Postgres struct {
+	obs    observe.Observer // nil: nothing measured
 	mu     sync.Mutex
 	url    string
 	schema string
@@ -75,10 +79,15 @@ type Postgres struct {
 	pending bool
 }
 
+// pgTimeout bounds a statement whose context has no deadline, so that a
+// silent network cannot hang a store for ever.
 const pgTimeout = 30 * time.Second
 
-func pgCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), pgTimeout)
+func pgCtx(parent context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := parent.Deadline(); ok {
+		return context.WithCancel(parent)
+	}
+	return context.WithTimeout(parent, pgTimeout)
 }
 
 // OpenPostgres connects to the database at url (a libpq URL or DSN) and
@@ -87,18 +96,30 @@ func pgCtx() (context.Context, context.CancelFunc) {
 // not have it. It takes the session's lock (STORE-4, STORE-13): a second
 // writer, anywhere, gets persist.locked until this store is closed. It
 // reads the session's events in one streamed query.
-func OpenPostgres(url string, header Header, opts ...PostgresOption) (*Postgres, error) {
+//
+// When ctx ends first, OpenPostgres fails with persist.cancelled and
+// leaves nothing open.
+func OpenPostgres(parent context.Context, url string, header Header, opts ...PostgresOption) (*Postgres, error) {
 	if err := checkHeader(&header); err != nil {
 		return nil, err
 	}
-	ctx, cancel := pgCtx()
+	if err := session.Cancelled(parent, -1); err != nil {
+		return nil, err
+	}
+	ctx, cancel := pgCtx(parent)
 	defer cancel()
 	p, err := dialPostgres(ctx, url, opts)
 	if err != nil {
+		if cerr := session.Cancelled(parent, -1); cerr != nil {
+			return nil, cerr
+		}
 		return nil, err
 	}
 	if err := p.open(ctx, header); err != nil {
 		p.conn.Close(context.Background())
+		if cerr := session.Cancelled(parent, -1); cerr != nil {
+			return nil, cerr
+		}
 		return nil, err
 	}
 	return p, nil
@@ -111,7 +132,17 @@ func dialPostgres(ctx context.Context, url string, opts []PostgresOption) (*Post
 	for _, o := range opts {
 		o(p)
 	}
-	conn, err := pgx.Connect(ctx, url)
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, ioError(err, "connect to the Postgres database")
+	}
+	// A cancelled statement is cancelled on the server (a cancel request),
+	// so it is rolled back and the connection stays usable; only when the
+	// server does not answer that is the connection dropped (STORE-16).
+	cfg.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: 5 * time.Second}
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, ioError(err, "connect to the Postgres database")
 	}
@@ -297,51 +328,125 @@ func (p *Postgres) location(index int) string {
 // Report implements Store.
 func (p *Postgres) Report() LoadReport { return LoadReport{Events: p.loaded} }
 
-// Append implements Store: one INSERT, its own transaction, acknowledged
-// once committed. When another writer stored the seq first, the primary
-// key refuses it: persist.conflict. When the outcome cannot be known (the
-// connection broke), the store refuses further appends (persist.closed):
-// reopen it to read what was committed.
-func (p *Postgres) Append(e event.Event) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := closedError(p.closed, p.broken, e.Seq, fmt.Sprintf("Postgres store of session %q", p.header.ID)); err != nil {
+// Append implements Store: one INSERT for one event, one transaction for
+// several (STORE-17), acknowledged once committed. When another writer
+// stored a seq first, the primary key refuses it: persist.conflict. When
+// ctx ends first, the statement is cancelled on the server and rolled
+// back: persist.cancelled, and the store goes on. When the outcome cannot
+// be known (the connection broke, or the server did not answer the
+// cancel), the store refuses further appends (persist.closed, or
+// persist.cancelled when ctx ended): reopen it to read what was committed.
+func (p *Postgres) Append(parent context.Context, events ...event.Event) error {
+	if p.obs == nil || len(events) == 0 {
+		_, err := p.write(parent, events, new(time.Duration))
 		return err
 	}
+	start := time.Now()
+	var took time.Duration
+	synced, err := p.write(parent, events, &took)
+	n := len(events)
+	if err != nil {
+		n = 0
+	}
+	p.obs.StoreWrite(parent, observe.StoreWrite{Timing: observe.Since(start), Store: "postgres", Seq: events[0].Seq, Events: n, Synced: synced, Sync: took, Err: err})
+	return err
+}
+
+// setObserver implements observed.
+func (p *Postgres) setObserver(o observe.Observer) { p.obs = o }
+
+// write is Append; synced says whether it forced the events to stable
+// storage, and with an observer *took is how long that took.
+func (p *Postgres) write(parent context.Context, events []event.Event, took *time.Duration) (synced bool, err error) {
+	if len(events) == 0 {
+		return false, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	first := events[0].Seq
+	if err := closedError(p.closed, p.broken, first, fmt.Sprintf("Postgres store of session %q", p.header.ID)); err != nil {
+		return false, err
+	}
 	if p.pending {
-		return event.Errorf(event.CodePersistForkIncomplete, e.Seq, "session %q is a fork child that does not exist yet: persist.Fork writes it (STORE-14)", p.header.ID)
+		return false, event.Errorf(event.CodePersistForkIncomplete, first, "session %q is a fork child that does not exist yet: persist.Fork writes it (STORE-14)", p.header.ID)
 	}
-	if e.Seq != p.next {
-		return event.Errorf(event.CodePersistConflict, e.Seq, "session %q holds %d events: event %d is not the next one (two sessions write through one store?)", p.header.ID, p.next, e.Seq)
+	for k := range events {
+		if events[k].Seq != p.next+int64(k) {
+			return false, event.Errorf(event.CodePersistConflict, events[k].Seq, "session %q holds %d events: event %d is not the next one (two sessions write through one store?)", p.header.ID, p.next+int64(k), events[k].Seq)
+		}
 	}
-	sources, op := markerColumns(&e)
-	ctx, cancel := pgCtx()
+	if err := session.Cancelled(parent, first); err != nil {
+		return false, err
+	}
+	ctx, cancel := pgCtx(parent)
 	defer cancel()
-	_, err := p.conn.Exec(ctx, `INSERT INTO `+p.ident()+`.events (session_id, seq, type, time, data, source_event_seqs, surface_op, ignorable) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		p.header.ID, e.Seq, string(e.Type), e.Time, string(e.Data), sources, op, e.Ignorable)
+	insert := `INSERT INTO ` + p.ident() + `.events (session_id, seq, type, time, data, source_event_seqs, surface_op, ignorable) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
+	var began time.Time
+	if p.obs != nil {
+		began = time.Now()
+		defer func() { *took = time.Since(began) }()
+	}
+	if len(events) == 1 {
+		e := &events[0]
+		sources, op := markerColumns(e)
+		_, err = p.conn.Exec(ctx, insert, p.header.ID, e.Seq, string(e.Type), e.Time, string(e.Data), sources, op, e.Ignorable)
+	} else {
+		err = p.insertBatch(ctx, insert, events)
+	}
 	if err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "23505" { // unique_violation
-			return &event.Error{Code: event.CodePersistConflict, Index: -1, Seq: e.Seq, Detail: "event " + strconv.FormatInt(e.Seq, 10) + " of session " + strconv.Quote(p.header.ID) + " is already stored: another writer got there first", Cause: err}
+			return false, &event.Error{Code: event.CodePersistConflict, Index: -1, Seq: first, Detail: "event " + strconv.FormatInt(first, 10) + " of session " + strconv.Quote(p.header.ID) + " is already stored: another writer got there first", Cause: err}
 		}
 		if !p.conn.IsClosed() && (pgconn.SafeToRetry(err) || errors.As(err, &pe)) {
-			return ioError(err, "insert event %d", e.Seq) // not committed
+			// Not committed: the statement failed, or was cancelled.
+			if cerr := session.Cancelled(parent, first); cerr != nil {
+				return false, cerr
+			}
+			return false, ioError(err, "insert event %d", first)
 		}
 		// The connection is gone, or the outcome cannot be known: the
-		// event may or may not be committed, and the store takes no more
+		// events may or may not be committed, and the store takes no more
 		// appends. Reopen it: Resume reads what was committed.
 		p.broken = err
-		out := event.Errorf(event.CodePersistClosed, e.Seq, "insert event %d of session %q: the outcome is unknown and the store takes no more appends (reopen it and Resume): %v", e.Seq, p.header.ID, err)
+		code := event.CodePersistClosed
+		if parent.Err() != nil {
+			code = event.CodePersistCancelled
+		}
+		out := event.Errorf(code, first, "insert event %d of session %q: the outcome is unknown and the store takes no more appends (reopen it and Resume): %v", first, p.header.ID, err)
 		out.Cause = err
-		return out
+		return false, out
 	}
-	p.next++
-	return nil
+	p.next += int64(len(events))
+	return true, nil
+}
+
+// insertBatch inserts events in one transaction. A failed transaction is
+// rolled back with a context of its own, so that a cancelled ctx leaves
+// the connection usable.
+func (p *Postgres) insertBatch(ctx context.Context, insert string, events []event.Event) error {
+	tx, err := p.conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	var b pgx.Batch
+	for k := range events {
+		e := &events[k]
+		sources, op := markerColumns(e)
+		b.Queue(insert, p.header.ID, e.Seq, string(e.Type), e.Time, string(e.Data), sources, op, e.Ignorable)
+	}
+	if err = tx.SendBatch(ctx, &b).Close(); err == nil {
+		return tx.Commit(ctx)
+	}
+	rctx, cancel := context.WithTimeout(context.Background(), pgTimeout)
+	defer cancel()
+	_ = tx.Rollback(rctx)
+	return err
 }
 
 // writeSeed implements seedWriter: the session row (made, or given its
 // seedLength) and every inherited event in one transaction (STORE-14).
-func (p *Postgres) writeSeed(h Header, events []event.Event) error {
+func (p *Postgres) writeSeed(parent context.Context, h Header, events []event.Event) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := closedError(p.closed, p.broken, 0, fmt.Sprintf("Postgres store of session %q", p.header.ID)); err != nil {
@@ -351,11 +456,19 @@ func (p *Postgres) writeSeed(h Header, events []event.Event) error {
 		return event.Errorf(event.CodePersistConflict, 0, "fork target session %q is not empty", h.ID)
 	}
 	h.Version = SessionFormatVersion
-	ctx, cancel := pgCtx()
+	fail := func(err error, seq int64, format string, args ...any) error {
+		if !p.conn.IsClosed() {
+			if cerr := session.Cancelled(parent, seq); cerr != nil {
+				return cerr // rolled back: no child
+			}
+		}
+		return p.connError(err, seq, format, args...)
+	}
+	ctx, cancel := pgCtx(parent)
 	defer cancel()
 	tx, err := p.conn.Begin(ctx)
 	if err != nil {
-		return p.connError(err, 0, "begin the fork of %q", h.ID)
+		return fail(err, 0, "begin the fork of %q", h.ID)
 	}
 	defer tx.Rollback(context.Background())
 	if p.pending {
@@ -364,7 +477,7 @@ func (p *Postgres) writeSeed(h Header, events []event.Event) error {
 		_, err = tx.Exec(ctx, `UPDATE `+p.ident()+`.sessions SET seed_length = $1 WHERE id = $2`, h.SeedLength, h.ID)
 	}
 	if err != nil {
-		return p.connError(err, 0, "write the fork child %q", h.ID)
+		return fail(err, 0, "write the fork child %q", h.ID)
 	}
 	// One batch: the events go to the server together, in the
 	// transaction.
@@ -379,17 +492,17 @@ func (p *Postgres) writeSeed(h Header, events []event.Event) error {
 	for k := range events {
 		if _, err := br.Exec(); err != nil {
 			br.Close()
-			return p.connError(err, events[k].Seq, "write event %d of the fork child %q", events[k].Seq, h.ID)
+			return fail(err, events[k].Seq, "write event %d of the fork child %q", events[k].Seq, h.ID)
 		}
 		if forkHook != nil {
 			forkHook(k)
 		}
 	}
 	if err := br.Close(); err != nil {
-		return p.connError(err, 0, "write the fork child %q", h.ID)
+		return fail(err, 0, "write the fork child %q", h.ID)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return p.connError(err, 0, "commit the fork child %q", h.ID)
+		return fail(err, 0, "commit the fork child %q", h.ID)
 	}
 	if forkHook != nil {
 		forkHook(len(events))
@@ -425,10 +538,12 @@ func (p *Postgres) connError(err error, seq int64, format string, args ...any) e
 }
 
 // Sync implements Store: every acknowledged append is already committed.
-func (p *Postgres) Sync() error { return nil }
+func (p *Postgres) Sync(ctx context.Context) error { return session.Cancelled(ctx, -1) }
 
-// Close implements Store: it releases the session's lock.
-func (p *Postgres) Close() error {
+// Close implements Store: it releases the session's lock and the
+// connection (when ctx ends first, the connection is dropped, which
+// releases the lock too).
+func (p *Postgres) Close(parent context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -436,7 +551,7 @@ func (p *Postgres) Close() error {
 	}
 	p.closed = true
 	defer detach(p)
-	ctx, cancel := pgCtx()
+	ctx, cancel := pgCtx(parent)
 	defer cancel()
 	if err := p.conn.Close(ctx); err != nil {
 		return ioError(err, "close the Postgres connection")
@@ -495,7 +610,7 @@ func ReadPostgres(url, sessionID string, opts ...PostgresOption) ([]event.Event,
 // read on that connection (p.conn) with the options applied (schema
 // "surface" unless given).
 func withReadConn(url string, opts []PostgresOption, read func(ctx context.Context, p *Postgres) error) error {
-	ctx, cancel := pgCtx()
+	ctx, cancel := pgCtx(context.Background())
 	defer cancel()
 	p, err := dialPostgres(ctx, url, opts)
 	if err != nil {

@@ -20,12 +20,12 @@ func BenchmarkPostgresAppend(b *testing.B) {
 	url := pgtest.URL(b)
 	schema := pgtest.Schema("bench")
 	b.Run("store", func(b *testing.B) {
-		st, err := OpenPostgres(url, hdr(fmt.Sprint("append-", b.N)), WithPostgresSchema(schema))
+		st, err := OpenPostgres(context.Background(), url, hdr(fmt.Sprint("append-", b.N)), WithPostgresSchema(schema))
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer st.Close()
-		s, _, err := Resume(st)
+		defer st.Close(context.Background())
+		s, _, err := Resume(context.Background(), st)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func BenchmarkPostgresResume(b *testing.B) {
 	url := pgtest.URL(b)
 	schema := pgtest.Schema("resume")
 	events := logOfSize(b, 100_000)
-	st, err := OpenPostgres(url, hdr("r"), WithPostgresSchema(schema))
+	st, err := OpenPostgres(context.Background(), url, hdr("r"), WithPostgresSchema(schema))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -80,21 +80,21 @@ func BenchmarkPostgresResume(b *testing.B) {
 	if _, err := conn.CopyFrom(context.Background(), pgx.Identifier{schema, "events"}, []string{"session_id", "seq", "type", "time", "data", "source_event_seqs", "surface_op", "ignorable"}, pgx.CopyFromRows(rows)); err != nil {
 		b.Fatal(err)
 	}
-	st.Close()
+	st.Close(context.Background())
 	b.Run("resume", func(b *testing.B) {
 		b.ReportAllocs()
 		defer cpuTime(b)()
 		for i := 0; i < b.N; i++ {
-			st, err := OpenPostgres(url, hdr("r"), WithPostgresSchema(schema))
+			st, err := OpenPostgres(context.Background(), url, hdr("r"), WithPostgresSchema(schema))
 			if err != nil {
 				b.Fatal(err)
 			}
-			s, _, err := Resume(st)
+			s, _, err := Resume(context.Background(), st)
 			if err != nil || s.Len() != len(events) {
 				b.Fatalf("resume: %v", err)
 			}
 			_ = s.Messages()
-			s.Close()
+			s.Close(context.Background())
 		}
 	})
 	b.Run("floor", func(b *testing.B) {

@@ -36,7 +36,7 @@ func TestPostgresKilledWriter(t *testing.T) {
 			all = referenceEvents(t)
 		}
 		lost += checkRecovered(t, st, all, acked, n)
-		st.Close()
+		st.Close(context.Background())
 	}
 	t.Logf("postgres: writer killed at %d transaction boundaries, events lost: %d", n+1, lost)
 	if lost != 0 {
@@ -50,7 +50,7 @@ func openPgEventually(t *testing.T, url, id, schema string) Store {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		st, err := OpenPostgres(url, hdr(id), WithPostgresSchema(schema))
+		st, err := OpenPostgres(context.Background(), url, hdr(id), WithPostgresSchema(schema))
 		if err == nil {
 			return st
 		}
@@ -112,7 +112,7 @@ func TestPostgresRace(t *testing.T) {
 		t.Fatalf("%d writers wrote and %d were locked out, want 1 and %d:\n%q", wrote, locked, len(outs)-1, outs)
 	}
 	st := openPgEventually(t, url, "raced", schema)
-	defer st.Close()
+	defer st.Close(context.Background())
 	events := st.Events()
 	for i, e := range events {
 		if e.Seq != int64(i) {
@@ -132,7 +132,7 @@ func TestPostgresRace(t *testing.T) {
 	if _, err := conn.Exec(context.Background(), `INSERT INTO `+pgx.Identifier{schema}.Sanitize()+`.events (session_id, seq, type, time, data) VALUES ('raced', $1, 'todo/write', 1, '{"todos":[]}')`, len(events)); err != nil {
 		t.Fatal(err)
 	}
-	err = st.Append(event.Event{Type: event.TypeTodoWrite, Seq: int64(len(events)), Time: 2, Data: []byte(`{"todos":[]}`)})
+	err = st.Append(context.Background(), event.Event{Type: event.TypeTodoWrite, Seq: int64(len(events)), Time: 2, Data: []byte(`{"todos":[]}`)})
 	if !errors.Is(err, event.CodePersistConflict) {
 		t.Fatalf("an append that lost the race: %v", err)
 	}
@@ -143,11 +143,11 @@ func TestPostgresRace(t *testing.T) {
 func TestPostgresSchemaVersion(t *testing.T) {
 	url := pgtest.URL(t)
 	schema := pgtest.Schema("version")
-	st, err := OpenPostgres(url, hdr("v"), WithPostgresSchema(schema))
+	st, err := OpenPostgres(context.Background(), url, hdr("v"), WithPostgresSchema(schema))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Close()
+	st.Close(context.Background())
 	conn, err := pgx.Connect(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
@@ -156,13 +156,13 @@ func TestPostgresSchemaVersion(t *testing.T) {
 	id := pgx.Identifier{schema}.Sanitize()
 	for _, v := range []int{0, 2} {
 		conn.Exec(context.Background(), `UPDATE `+id+`.schema_version SET version = $1`, v)
-		if _, err := OpenPostgres(url, hdr("v"), WithPostgresSchema(schema)); !errors.Is(err, event.CodePersistSchemaVersion) {
+		if _, err := OpenPostgres(context.Background(), url, hdr("v"), WithPostgresSchema(schema)); !errors.Is(err, event.CodePersistSchemaVersion) {
 			t.Errorf("version %d: %v", v, err)
 		}
 	}
 	other := pgtest.Schema("foreign")
 	conn.Exec(context.Background(), `CREATE SCHEMA `+pgx.Identifier{other}.Sanitize()+`; CREATE TABLE `+pgx.Identifier{other}.Sanitize()+`.jobs (id INT)`)
-	if _, err := OpenPostgres(url, hdr("v"), WithPostgresSchema(other)); !errors.Is(err, event.CodePersistNotASession) {
+	if _, err := OpenPostgres(context.Background(), url, hdr("v"), WithPostgresSchema(other)); !errors.Is(err, event.CodePersistNotASession) {
 		t.Errorf("a foreign schema: %v", err)
 	}
 }

@@ -3,6 +3,7 @@
 package persist
 
 import (
+	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
@@ -12,10 +13,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/mattn/go-sqlite3" // also registers the database/sql driver "sqlite3"
 
 	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/observe"
+	"github.com/surfacelog/surface/impl/session"
 )
 
 // SQLiteAvailable reports whether this build has the SQLite store: it
@@ -56,6 +60,7 @@ func WithSQLiteSync(p SyncPolicy) SQLiteOption { return func(s *SQLite) { s.poli
 
 // SQLite is the session log of one session in a SQLite database (STORE-5).
 type SQLite struct {
+	obs    observe.Observer // nil: nothing measured
 	mu     sync.Mutex
 	path   string
 	lock   *os.File
@@ -79,7 +84,10 @@ type SQLite struct {
 // STORE-9): a file that is not a SQLite database, or a database with
 // other tables, is refused with persist.not_a_session and left as it was.
 // A new database is initialised in one transaction.
-func OpenSQLite(path string, header Header, opts ...SQLiteOption) (*SQLite, error) {
+func OpenSQLite(ctx context.Context, path string, header Header, opts ...SQLiteOption) (*SQLite, error) {
+	if err := session.Cancelled(ctx, -1); err != nil {
+		return nil, err
+	}
 	s := &SQLite{path: path, policy: SyncEveryAppend}
 	for _, o := range opts {
 		o(s)
@@ -386,48 +394,116 @@ func (s *SQLite) releaseLog() { s.log = nil }
 // Report implements Store.
 func (s *SQLite) Report() LoadReport { return LoadReport{Events: s.loaded} }
 
-// Append implements Store: one INSERT in its own transaction.
-func (s *SQLite) Append(e event.Event) error {
+// Append implements Store: the events' INSERTs in one transaction
+// (STORE-17), committed with a sync of the WAL when the policy syncs any
+// of them. ctx interrupts the transaction; a cancelled one is rolled back.
+func (s *SQLite) Append(ctx context.Context, events ...event.Event) error {
+	if s.obs == nil || len(events) == 0 {
+		_, err := s.write(ctx, events, new(time.Duration))
+		return err
+	}
+	start := time.Now()
+	var took time.Duration
+	synced, err := s.write(ctx, events, &took)
+	n := len(events)
+	if err != nil {
+		n = 0
+	}
+	s.obs.StoreWrite(ctx, observe.StoreWrite{Timing: observe.Since(start), Store: "sqlite", Seq: events[0].Seq, Events: n, Synced: synced, Sync: took, Err: err})
+	return err
+}
+
+// setObserver implements observed.
+func (s *SQLite) setObserver(o observe.Observer) { s.obs = o }
+
+// write is Append; synced says whether it forced the events to stable
+// storage, and with an observer *took is how long that took.
+func (s *SQLite) write(ctx context.Context, events []event.Event, took *time.Duration) (synced bool, err error) {
+	if len(events) == 0 {
+		return false, nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	first := events[0].Seq
 	if s.closed {
-		return event.Errorf(event.CodePersistClosed, e.Seq, "store %s is closed", s.path)
+		return false, event.Errorf(event.CodePersistClosed, first, "store %s is closed", s.path)
 	}
 	if s.pending {
-		return event.Errorf(event.CodePersistForkIncomplete, e.Seq, "session %q of %s is a fork child that does not exist yet: persist.Fork writes it (STORE-14)", s.header.ID, s.path)
+		return false, event.Errorf(event.CodePersistForkIncomplete, first, "session %q of %s is a fork child that does not exist yet: persist.Fork writes it (STORE-14)", s.header.ID, s.path)
 	}
-	if e.Seq != s.next {
-		return event.Errorf(event.CodePersistConflict, e.Seq, "session %q holds %d events: event %d is not the next one (two sessions write through one store?)", s.header.ID, s.next, e.Seq)
+	sync := false
+	for k := range events {
+		if events[k].Seq != s.next+int64(k) {
+			return false, event.Errorf(event.CodePersistConflict, events[k].Seq, "session %q holds %d events: event %d is not the next one (two sessions write through one store?)", s.header.ID, s.next+int64(k), events[k].Seq)
+		}
+		sync = sync || s.policy.syncs(events[k].Type)
 	}
-	sources, op := markerColumns(&e)
-	if (s.policy == SyncOnTurnEnd || s.policy == SyncMessages) && s.policy.syncs(e.Type) {
+	if err := session.Cancelled(ctx, first); err != nil {
+		return false, err
+	}
+	if (s.policy == SyncOnTurnEnd || s.policy == SyncMessages) && sync {
 		// The commit syncs the WAL, and with it every earlier commit
 		// (STORE-11); a failed sync fails this append.
-		if _, err := s.db.Exec(`PRAGMA synchronous=FULL`); err != nil {
-			return ioError(err, "sync before event %d", e.Seq)
+		if _, err := s.db.ExecContext(ctx, `PRAGMA synchronous=FULL`); err != nil {
+			return false, s.writeError(ctx, err, first, "sync before event %d", first)
 		}
 		defer s.db.Exec(`PRAGMA synchronous=NORMAL`)
 	}
-	var err error
-	if e.Ignorable {
-		err = s.insertIgnorable(&e)
+	var began time.Time
+	if s.obs != nil {
+		began = time.Now()
+	}
+	if len(events) == 1 && !events[0].Ignorable {
+		e := &events[0]
+		sources, op := markerColumns(e)
+		_, err = s.insert.ExecContext(ctx, s.header.ID, e.Seq, string(e.Type), e.Time, string(e.Data), sources, op)
 	} else {
-		_, err = s.insert.Exec(s.header.ID, e.Seq, string(e.Type), e.Time, string(e.Data), sources, op)
+		err = s.insertAll(ctx, events)
 	}
 	if err != nil {
 		var se sqlite3.Error
 		if errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey {
-			return &event.Error{Code: event.CodePersistConflict, Index: -1, Seq: e.Seq, Detail: "event " + strconv.FormatInt(e.Seq, 10) + " of session " + strconv.Quote(s.header.ID) + " is already stored: another writer got there first", Cause: err}
+			return false, &event.Error{Code: event.CodePersistConflict, Index: -1, Seq: first, Detail: "event " + strconv.FormatInt(first, 10) + " of session " + strconv.Quote(s.header.ID) + " is already stored: another writer got there first", Cause: err}
 		}
-		return ioError(err, "insert event %d", e.Seq)
+		return false, s.writeError(ctx, err, first, "insert event %d", first)
 	}
-	s.next++
-	return nil
+	if s.obs != nil && sync {
+		*took = time.Since(began) // the commit that synced the WAL
+	}
+	s.next += int64(len(events))
+	return sync, nil
+}
+
+// insertAll stores events in one transaction.
+func (s *SQLite) insertAll(ctx context.Context, events []event.Event) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	insert := tx.StmtContext(ctx, s.insert)
+	for k := range events {
+		if err := insertEvent(ctx, tx, insert, s.header.ID, &events[k]); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// writeError is persist.cancelled when ctx ended (the transaction was
+// rolled back), persist.io otherwise.
+func (s *SQLite) writeError(ctx context.Context, err error, seq int64, format string, args ...any) error {
+	if cerr := session.Cancelled(ctx, seq); cerr != nil {
+		return cerr
+	}
+	e := ioError(err, format, args...)
+	e.Seq = seq
+	return e
 }
 
 // writeSeed implements seedWriter: the session row (made, or given its
 // seedLength) and every inherited event in one transaction (STORE-14).
-func (s *SQLite) writeSeed(h Header, events []event.Event) error {
+func (s *SQLite) writeSeed(ctx context.Context, h Header, events []event.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -437,31 +513,31 @@ func (s *SQLite) writeSeed(h Header, events []event.Event) error {
 		return event.Errorf(event.CodePersistConflict, 0, "fork target session %q is not empty", s.header.ID)
 	}
 	h.Version = SessionFormatVersion
-	tx, err := s.db.Begin()
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return ioError(err, "begin the fork of %q", h.ID)
+		return s.writeError(ctx, err, 0, "begin the fork of %q", h.ID)
 	}
 	defer tx.Rollback()
 	if s.pending {
 		err = insertSQLiteSession(tx, h)
 	} else {
-		_, err = tx.Exec(`UPDATE sessions SET seed_length = ? WHERE id = ?`, h.SeedLength, h.ID)
+		_, err = tx.ExecContext(ctx, `UPDATE sessions SET seed_length = ? WHERE id = ?`, h.SeedLength, h.ID)
 	}
 	if err != nil {
-		return ioError(err, "write the fork child %q", h.ID)
+		return s.writeError(ctx, err, 0, "write the fork child %q", h.ID)
 	}
-	insert := tx.Stmt(s.insert)
+	insert := tx.StmtContext(ctx, s.insert)
 	for k := range events {
 		e := &events[k]
-		if err := insertEvent(tx, insert, h.ID, e); err != nil {
-			return ioError(err, "write event %d of the fork child %q", e.Seq, h.ID)
+		if err := insertEvent(ctx, tx, insert, h.ID, e); err != nil {
+			return s.writeError(ctx, err, e.Seq, "write event %d of the fork child %q", e.Seq, h.ID)
 		}
 		if forkHook != nil {
 			forkHook(k)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return ioError(err, "commit the fork child %q", h.ID)
+		return s.writeError(ctx, err, 0, "commit the fork child %q", h.ID)
 	}
 	if forkHook != nil {
 		forkHook(len(events))
@@ -482,34 +558,20 @@ const envelopeSchema = `CREATE TABLE IF NOT EXISTS event_envelope (
   FOREIGN KEY (session_id, seq) REFERENCES events(session_id, seq) ON DELETE CASCADE
 ) STRICT`
 
-// insertIgnorable stores an event marked ignorable: its row and its
-// envelope row, in one transaction.
-func (s *SQLite) insertIgnorable(e *event.Event) error {
-	tx, err := s.db.Begin()
-	if err != nil {
-		return err
-	}
-	if err := insertEvent(tx, tx.Stmt(s.insert), s.header.ID, e); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
-}
-
 // insertEvent stores e of session id in tx through insert (the events
 // row), and for an event marked ignorable its envelope row too.
-func insertEvent(tx *sql.Tx, insert *sql.Stmt, id string, e *event.Event) error {
+func insertEvent(ctx context.Context, tx *sql.Tx, insert *sql.Stmt, id string, e *event.Event) error {
 	sources, op := markerColumns(e)
 	if e.Ignorable {
-		if _, err := tx.Exec(envelopeSchema); err != nil {
+		if _, err := tx.ExecContext(ctx, envelopeSchema); err != nil {
 			return err
 		}
 	}
-	if _, err := insert.Exec(id, e.Seq, string(e.Type), e.Time, string(e.Data), sources, op); err != nil {
+	if _, err := insert.ExecContext(ctx, id, e.Seq, string(e.Type), e.Time, string(e.Data), sources, op); err != nil {
 		return err
 	}
 	if e.Ignorable {
-		if _, err := tx.Exec(`INSERT INTO event_envelope (session_id, seq, ignorable) VALUES (?, ?, 1)`, id, e.Seq); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO event_envelope (session_id, seq, ignorable) VALUES (?, ?, 1)`, id, e.Seq); err != nil {
 			return err
 		}
 	}
@@ -517,17 +579,19 @@ func insertEvent(tx *sql.Tx, insert *sql.Stmt, id string, e *event.Event) error 
 }
 
 // Sync implements Store: a full WAL checkpoint.
-func (s *SQLite) Sync() error {
+func (s *SQLite) Sync(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := s.db.Exec(`PRAGMA wal_checkpoint(FULL)`); err != nil {
-		return ioError(err, "checkpoint %s", s.path)
+	if _, err := s.db.ExecContext(ctx, `PRAGMA wal_checkpoint(FULL)`); err != nil {
+		return s.writeError(ctx, err, -1, "checkpoint %s", s.path)
 	}
 	return nil
 }
 
-// Close implements Store.
-func (s *SQLite) Close() error {
+// Close implements Store: it closes the database (committed
+// transactions are durable under the sync policy already) and releases
+// the session's lock; ctx is not needed for either.
+func (s *SQLite) Close(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

@@ -3,6 +3,7 @@
 package persist
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 
@@ -37,18 +38,18 @@ type SQLite struct {
 }
 
 // OpenSQLite fails in a build without cgo.
-func OpenSQLite(path string, header Header, opts ...SQLiteOption) (*SQLite, error) {
+func OpenSQLite(ctx context.Context, path string, header Header, opts ...SQLiteOption) (*SQLite, error) {
 	return nil, errNoSQLite(path)
 }
 
-func (s *SQLite) Header() Header                        { return Header{} }
-func (s *SQLite) Events() []event.Event                 { return nil }
-func (s *SQLite) Report() LoadReport                    { return LoadReport{} }
-func (s *SQLite) Append(e event.Event) error            { return errNoSQLite(s.path) }
-func (s *SQLite) Sync() error                           { return errNoSQLite(s.path) }
-func (s *SQLite) Close() error                          { return nil }
-func (s *SQLite) crash()                                {}
-func ReadSQLite(*sql.DB, string) ([]event.Event, error) { return nil, errNoSQLite("SQLite") }
+func (s *SQLite) Header() Header                               { return Header{} }
+func (s *SQLite) Events() []event.Event                        { return nil }
+func (s *SQLite) Report() LoadReport                           { return LoadReport{} }
+func (s *SQLite) Append(context.Context, ...event.Event) error { return errNoSQLite(s.path) }
+func (s *SQLite) Sync(context.Context) error                   { return errNoSQLite(s.path) }
+func (s *SQLite) Close(context.Context) error                  { return nil }
+func (s *SQLite) crash()                                       {}
+func ReadSQLite(*sql.DB, string) ([]event.Event, error)        { return nil, errNoSQLite("SQLite") }
 
 // SQLiteReader reads SQLite databases; in a build without cgo it cannot
 // be opened.

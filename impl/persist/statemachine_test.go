@@ -1,6 +1,7 @@
 package persist
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -30,15 +31,15 @@ type durable struct {
 func (d *durable) reopen(t *rapid.T) {
 	var err error
 	if d.b.name == "jsonl" {
-		d.store, err = OpenJSONL(d.path, hdr("s1"))
+		d.store, err = OpenJSONL(context.Background(), d.path, hdr("s1"))
 	} else {
-		d.store, err = OpenSQLite(d.path, hdr("s1"))
+		d.store, err = OpenSQLite(context.Background(), d.path, hdr("s1"))
 	}
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
 	var rep LoadReport
-	d.s, rep, err = Resume(d.store, session.WithClock(d.clock))
+	d.s, rep, err = Resume(context.Background(), d.store, session.WithClock(d.clock))
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}
@@ -83,7 +84,7 @@ func TestDurableStateMachine(t *testing.T) {
 				defer os.RemoveAll(dir)
 				d := &durable{b: b, path: filepath.Join(dir, b.file), model: model.NewSession(mclk), clock: clk, modelClock: mclk}
 				d.reopen(rt)
-				defer func() { d.store.Close() }()
+				defer func() { d.store.Close(context.Background()) }()
 				step := func(s ops.Step) {
 					me, merr := d.model.Append(s.Type, s.Data, s.Intent)
 					ie, ierr := d.s.Append(s.Type, s.Data, s.Intent)
@@ -111,7 +112,7 @@ func TestDurableStateMachine(t *testing.T) {
 						d.reopen(t)
 					},
 					"reopen": func(t *rapid.T) {
-						if err := d.store.Close(); err != nil {
+						if err := d.store.Close(context.Background()); err != nil {
 							t.Fatal(err)
 						}
 						d.reopen(t)
@@ -158,13 +159,13 @@ func TestRoundTripLaws(t *testing.T) {
 			path := filepath.Join(t.TempDir(), b.file)
 			st := b.open(t, path)
 			for _, e := range events {
-				if err := st.Append(e); err != nil {
+				if err := st.Append(context.Background(), e); err != nil {
 					return false
 				}
 			}
-			st.Close()
+			st.Close(context.Background())
 			st = b.open(t, path)
-			defer st.Close()
+			defer st.Close(context.Background())
 			return sameJSON(st.Events(), events)
 		}, gen.SliceOf(gen.UInt32())))
 	}

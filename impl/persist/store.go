@@ -1,14 +1,17 @@
 package persist
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/observe"
 	"github.com/surfacelog/surface/impl/session"
 )
 
@@ -88,6 +91,10 @@ type LoadReport struct {
 }
 
 // Store is a durable event log of one session.
+//
+// Every method that writes or waits takes a context (STORE-16): when it
+// ends before the store has acknowledged the operation, the method fails
+// with persist.cancelled and nothing of it is acknowledged.
 type Store interface {
 	// Header is the session's header.
 	Header() Header
@@ -97,13 +104,16 @@ type Store interface {
 	Events() []event.Event
 	// Report says what opening found.
 	Report() LoadReport
-	// Append writes one accepted event; it returns once the event is
-	// written and, under the sync policy, synced (STORE-6).
-	Append(e event.Event) error
+	// Append writes accepted events, consecutive and continuing the log,
+	// as one step (STORE-17): it returns once they are written and, under
+	// the sync policy, synced (STORE-6); on error none of them is. It
+	// must not keep the slice.
+	Append(ctx context.Context, events ...event.Event) error
 	// Sync forces every write so far to stable storage.
-	Sync() error
-	// Close syncs and releases the store and its lock.
-	Close() error
+	Sync(ctx context.Context) error
+	// Close syncs and releases the store and its lock. It releases them
+	// even when ctx has ended (then it may skip the sync and say so).
+	Close(ctx context.Context) error
 }
 
 // Session is a session whose appends go to a store first.
@@ -119,15 +129,49 @@ type Session struct {
 // A store has at most one live session (STORE-10): a second Resume of the
 // same store fails with persist.locked, whether or not the first succeeded
 // in repairing, so two sessions can never write through one store.
-func Resume(store Store, opts ...session.Option) (*Session, LoadReport, error) {
+//
+// With session.WithObserver among opts, the store reports its writes to
+// the observer, and Resume reports the resume.
+func Resume(ctx context.Context, store Store, opts ...session.Option) (*Session, LoadReport, error) {
+	obs := session.ObserverOf(opts...)
+	if obs == nil {
+		return resume(ctx, store, nil, opts)
+	}
+	start := time.Now()
+	s, report, err := resume(ctx, store, obs, opts)
+	obs.Resume(ctx, observe.Resume{Timing: observe.Since(start), Store: storeName(store), Events: report.Events, TornBytes: report.TornBytes, Closers: len(report.Closers), Err: err})
+	return s, report, err
+}
+
+// observed is implemented by the stores of this package, which report
+// their writes to an observer.
+type observed interface{ setObserver(observe.Observer) }
+
+// storeName names a store in an observer's records.
+func storeName(store Store) string {
+	switch store.(type) {
+	case *JSONL:
+		return "jsonl"
+	case *SQLite:
+		return "sqlite"
+	case *Postgres:
+		return "postgres"
+	}
+	return fmt.Sprintf("%T", store)
+}
+
+func resume(ctx context.Context, store Store, obs observe.Observer, opts []session.Option) (*Session, LoadReport, error) {
 	report := store.Report()
+	if err := session.Cancelled(ctx, -1); err != nil {
+		return nil, report, err
+	}
 	if err := CheckSeedLength(store.Header(), report.Events); err != nil {
 		return nil, report, err
 	}
 	if err := attach(store); err != nil {
 		return nil, report, err
 	}
-	opts = append(opts, session.WithWriteAhead(store.Append))
+	opts = append(opts, session.WithWriteAhead(writeAhead(store)))
 	var s *session.Session
 	var err error
 	if ls, ok := store.(logStore); ok && ls.takeLog() != nil {
@@ -143,7 +187,10 @@ func Resume(store Store, opts ...session.Option) (*Session, LoadReport, error) {
 		detach(store)
 		return nil, report, locate(store, err)
 	}
-	closers, err := s.Repair()
+	if so, ok := store.(observed); ok && obs != nil {
+		so.setObserver(obs)
+	}
+	closers, err := s.RepairContext(ctx)
 	report.Closers = closers
 	if err != nil {
 		return nil, report, err
@@ -198,9 +245,14 @@ func detach(store Store) {
 	}
 }
 
+// writeAhead is the session's write-ahead through store.
+func writeAhead(store Store) func(context.Context, []event.Event) error {
+	return func(ctx context.Context, events []event.Event) error { return store.Append(ctx, events...) }
+}
+
 // Close closes the session's store; the session takes no more appends.
-func (s *Session) Close() error {
-	err := s.Store.Close()
+func (s *Session) Close(ctx context.Context) error {
+	err := s.Store.Close(ctx)
 	detach(s.Store)
 	return err
 }
@@ -213,8 +265,35 @@ func (s *Session) Close() error {
 // not exist until the fork is complete; a SQLite or Postgres child's
 // session row and events are one transaction. A fork refused before it
 // writes (fork.open_turn, fork.boundary_out_of_range) leaves nothing. A
-// Store of another package gets the events one Append at a time.
-func Fork(src *Session, boundary int64, dst Store, opts ...session.Option) (*Session, error) {
+// Store of another package gets the events in one Append. When ctx ends
+// before the child is complete, Fork fails with persist.cancelled and
+// leaves no child.
+//
+// The child reports to the observer among opts (session.WithObserver), or
+// else to src's; so does its store, and Fork reports the fork.
+func Fork(ctx context.Context, src *Session, boundary int64, dst Store, opts ...session.Option) (*Session, error) {
+	obs := session.ObserverOf(opts...)
+	if obs == nil && src.Observer() != nil {
+		obs = src.Observer()
+		opts = append(slices.Clip(opts), session.WithObserver(obs))
+	}
+	if obs == nil {
+		return fork(ctx, src, boundary, dst, opts)
+	}
+	start := time.Now()
+	s, err := fork(ctx, src, boundary, dst, opts)
+	n := 0
+	if err == nil {
+		n = s.Len()
+	}
+	obs.Fork(ctx, observe.Fork{Timing: observe.Since(start), Boundary: boundary, Events: n, Store: storeName(dst), Err: err})
+	return s, err
+}
+
+func fork(ctx context.Context, src *Session, boundary int64, dst Store, opts []session.Option) (*Session, error) {
+	if err := session.Cancelled(ctx, -1); err != nil {
+		return nil, err
+	}
 	if dst.Report().Events != 0 {
 		return nil, event.Errorf(event.CodePersistConflict, -1, "fork target is not empty")
 	}
@@ -232,20 +311,19 @@ func Fork(src *Session, boundary int64, dst Store, opts ...session.Option) (*Ses
 		return nil, err
 	}
 	if sw, ok := dst.(seedWriter); ok {
-		err = sw.writeSeed(h, child.Events())
+		err = sw.writeSeed(ctx, h, child.Events())
 	} else {
-		for _, e := range child.Events() {
-			if err = dst.Append(e); err != nil {
-				break
-			}
-		}
+		err = dst.Append(ctx, child.Events()...)
 	}
 	if err != nil {
 		detach(dst)
 		return nil, err
 	}
-	opts = append(opts, session.WithWriteAhead(dst.Append))
+	opts = append(opts, session.WithWriteAhead(writeAhead(dst)))
 	s, err := session.Seed(child.Events(), opts...)
+	if so, ok := dst.(observed); ok && err == nil && s.Observer() != nil {
+		so.setObserver(s.Observer())
+	}
 	if err != nil {
 		detach(dst)
 		return nil, err
@@ -257,7 +335,7 @@ func Fork(src *Session, boundary int64, dst Store, opts ...session.Option) (*Ses
 // writes a fork child's header h and its inherited events as one atomic
 // step (STORE-14).
 type seedWriter interface {
-	writeSeed(h Header, events []event.Event) error
+	writeSeed(ctx context.Context, h Header, events []event.Event) error
 }
 
 // forkHook, when set (by the fork kill test), is called after each

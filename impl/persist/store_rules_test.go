@@ -2,6 +2,7 @@ package persist
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"errors"
 	"os"
@@ -54,13 +55,13 @@ func unchanged(t *testing.T, path string, before []byte) {
 // resumeJSONL opens and resumes a JSONL file, closing the store when it
 // fails; it returns the error of whichever step failed.
 func resumeJSONL(path string) (*Session, error) {
-	st, err := OpenJSONL(path, hdr("x"))
+	st, err := OpenJSONL(context.Background(), path, hdr("x"))
 	if err != nil {
 		return nil, err
 	}
-	s, _, err := Resume(st, clock())
+	s, _, err := Resume(context.Background(), st, clock())
 	if err != nil {
-		st.Close()
+		st.Close(context.Background())
 		return nil, err
 	}
 	return s, nil
@@ -115,7 +116,7 @@ func TestTornTailQuarantined(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			p := writeFile(t, dir, "s.jsonl", headerLine1+todoLine(0)+torn)
-			st, err := OpenJSONL(p, hdr("x"))
+			st, err := OpenJSONL(context.Background(), p, hdr("x"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +129,7 @@ func TestTornTailQuarantined(t *testing.T) {
 			if q, err := os.ReadFile(wantQ); err != nil || string(q) != torn {
 				t.Fatalf("quarantine holds %q (%v), want %q", q, err, torn)
 			}
-			s, _, err := Resume(st, clock())
+			s, _, err := Resume(context.Background(), st, clock())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +137,7 @@ func TestTornTailQuarantined(t *testing.T) {
 			if err != nil || e.Seq != 1 {
 				t.Fatalf("append after the torn tail: %v %v", e, err)
 			}
-			s.Close()
+			s.Close(context.Background())
 			got, _ := os.ReadFile(p)
 			lines := strings.SplitAfter(string(got), "\n")
 			if len(lines) != 4 || lines[0]+lines[1] != headerLine1+todoLine(0) || !strings.HasPrefix(lines[2], `{"type":"todo/write","seq":1,`) || lines[3] != "" {
@@ -145,17 +146,17 @@ func TestTornTailQuarantined(t *testing.T) {
 			// A second open of a file torn the same way reuses the name;
 			// other torn bytes at that offset get a new one.
 			os.WriteFile(p, []byte(headerLine1+todoLine(0)+torn), 0o644)
-			st, err = OpenJSONL(p, hdr("x"))
+			st, err = OpenJSONL(context.Background(), p, hdr("x"))
 			if err != nil || st.Report().Quarantine != wantQ {
 				t.Fatalf("reopen: %+v %v", st.Report(), err)
 			}
-			st.Close()
+			st.Close(context.Background())
 			os.WriteFile(p, []byte(headerLine1+todoLine(0)+"\x00\x01torn differently"), 0o644)
-			st, err = OpenJSONL(p, hdr("x"))
+			st, err = OpenJSONL(context.Background(), p, hdr("x"))
 			if err != nil || st.Report().Quarantine != wantQ+".2" {
 				t.Fatalf("other torn bytes: %+v %v", st.Report(), err)
 			}
-			st.Close()
+			st.Close(context.Background())
 			if q, _ := os.ReadFile(wantQ); string(q) != torn {
 				t.Fatalf("the first quarantine file was overwritten")
 			}
@@ -174,7 +175,7 @@ func TestLongTornTailFullyRemoved(t *testing.T) {
 	if _, err := s.Append(event.TypeTodoWrite, raw(`{"todos":[]}`), nil); err != nil {
 		t.Fatal(err)
 	}
-	s.Close()
+	s.Close(context.Background())
 	got, _ := os.ReadFile(p)
 	if want := headerLine1 + todoLine(0); !strings.HasPrefix(string(got), want) || strings.Contains(string(got), "xxx") || bytes.Count(got, []byte("\n")) != 3 {
 		t.Fatalf("file after the append:\n%q", got)
@@ -200,7 +201,7 @@ func TestOpenJSONLRefusesForeignFiles(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := writeFile(t, t.TempDir(), "s.jsonl", content)
-			_, err := OpenJSONL(p, hdr("x"))
+			_, err := OpenJSONL(context.Background(), p, hdr("x"))
 			if !errors.Is(err, event.CodePersistNotASession) {
 				t.Fatalf("got %v, want persist.not_a_session", err)
 			}
@@ -211,11 +212,11 @@ func TestOpenJSONLRefusesForeignFiles(t *testing.T) {
 	// temporary file is left behind.
 	dir := t.TempDir()
 	p := filepath.Join(dir, "new.jsonl")
-	st, err := OpenJSONL(p, hdr("x"))
+	st, err := OpenJSONL(context.Background(), p, hdr("x"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Close()
+	st.Close(context.Background())
 	got, _ := os.ReadFile(p)
 	if !strings.HasPrefix(string(got), `{"type":"session","version":0,"id":"x"`) || !strings.HasSuffix(string(got), "}\n") {
 		t.Fatalf("new file: %q", got)
@@ -247,7 +248,7 @@ func TestOpenSQLiteRefusesForeignDatabases(t *testing.T) {
 	db.Close()
 	for _, p := range []string{foreign, text, walDB} {
 		before, _ := os.ReadFile(p)
-		_, err := OpenSQLite(p, hdr("x"))
+		_, err := OpenSQLite(context.Background(), p, hdr("x"))
 		if !errors.Is(err, event.CodePersistNotASession) {
 			t.Errorf("%s: got %v, want persist.not_a_session", filepath.Base(p), err)
 		}
@@ -273,11 +274,11 @@ func TestOpenSQLiteRefusesForeignDatabases(t *testing.T) {
 	}
 	// A zero-length file is an empty database: it becomes ours.
 	empty := writeFile(t, dir, "empty.db", "")
-	st, err := OpenSQLite(empty, hdr("x"))
+	st, err := OpenSQLite(context.Background(), empty, hdr("x"))
 	if err != nil {
 		t.Fatalf("empty file: %v", err)
 	}
-	st.Close()
+	st.Close(context.Background())
 }
 
 // TestOneLiveSessionPerStore: STORE-10. A second Resume of one store is
@@ -289,11 +290,11 @@ func TestOneLiveSessionPerStore(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), b.file)
 			st := b.open(t, p)
-			s, _, err := Resume(st, clock())
+			s, _, err := Resume(context.Background(), st, clock())
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := Resume(st, clock()); !errors.Is(err, event.CodePersistLocked) {
+			if _, _, err := Resume(context.Background(), st, clock()); !errors.Is(err, event.CodePersistLocked) {
 				t.Fatalf("second Resume: %v, want persist.locked", err)
 			}
 			if _, err := s.Append(event.TypeTodoWrite, raw(`{"todos":[]}`), nil); err != nil {
@@ -301,42 +302,42 @@ func TestOneLiveSessionPerStore(t *testing.T) {
 			}
 			// A write that is not the next seq never reaches the file.
 			stale := s.Events()[0]
-			if err := st.Append(stale); !errors.Is(err, event.CodePersistConflict) {
+			if err := st.Append(context.Background(), stale); !errors.Is(err, event.CodePersistConflict) {
 				t.Fatalf("a second write of seq 0: %v, want persist.conflict", err)
 			}
 			ahead := stale
 			ahead.Seq = 5
-			if err := st.Append(ahead); !errors.Is(err, event.CodePersistConflict) {
+			if err := st.Append(context.Background(), ahead); !errors.Is(err, event.CodePersistConflict) {
 				t.Fatalf("a write of seq 5 after 1 event: %v, want persist.conflict", err)
 			}
-			if err := s.Close(); err != nil {
+			if err := s.Close(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			st = b.open(t, p)
-			defer st.Close()
+			defer st.Close(context.Background())
 			if len(st.Events()) != 1 {
 				t.Fatalf("the store holds %d events, want 1", len(st.Events()))
 			}
-			if _, _, err := Resume(st, clock()); err != nil {
+			if _, _, err := Resume(context.Background(), st, clock()); err != nil {
 				t.Fatalf("resume after Close: %v", err)
 			}
 		})
 	}
 	// A fork into a store that already has a live session.
 	dir := t.TempDir()
-	src, _ := OpenJSONL(filepath.Join(dir, "src.jsonl"), hdr("src"))
-	s, _, _ := Resume(src, clock())
+	src, _ := OpenJSONL(context.Background(), filepath.Join(dir, "src.jsonl"), hdr("src"))
+	s, _, _ := Resume(context.Background(), src, clock())
 	s.Append(event.TypeTurnStart, raw(turnOpen), nil)
 	end, _ := s.Append(event.TypeTurnEnd, raw(`{"turn":1,"reason":{"kind":"completed"}}`), nil)
-	dst, _ := OpenJSONL(filepath.Join(dir, "dst.jsonl"), hdr("dst"))
-	if _, _, err := Resume(dst, clock()); err != nil {
+	dst, _ := OpenJSONL(context.Background(), filepath.Join(dir, "dst.jsonl"), hdr("dst"))
+	if _, _, err := Resume(context.Background(), dst, clock()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Fork(s, end.Seq, dst); !errors.Is(err, event.CodePersistLocked) {
+	if _, err := Fork(context.Background(), s, end.Seq, dst); !errors.Is(err, event.CodePersistLocked) {
 		t.Fatalf("fork into a store with a live session: %v", err)
 	}
-	dst.Close()
-	src.Close()
+	dst.Close(context.Background())
+	src.Close(context.Background())
 }
 
 // TestVersionsPinned: STORE-1 and STORE-5 accept exactly one version.
@@ -345,26 +346,26 @@ func TestVersionsPinned(t *testing.T) {
 	dir := t.TempDir()
 	for _, v := range []string{"-1", "1", "5", "0.5", "1e0", "-0"} {
 		p := writeFile(t, dir, "v"+v+".jsonl", `{"type":"session","version":`+v+`,"id":"x","createdAt":1}`+"\n")
-		if _, err := OpenJSONL(p, hdr("x")); !errors.Is(err, event.CodePersistFormatVersion) {
+		if _, err := OpenJSONL(context.Background(), p, hdr("x")); !errors.Is(err, event.CodePersistFormatVersion) {
 			t.Errorf("JSONL version %s: %v, want persist.format_version", v, err)
 		}
 	}
 	p := writeFile(t, dir, "v0.jsonl", headerLine1)
-	st, err := OpenJSONL(p, hdr("x"))
+	st, err := OpenJSONL(context.Background(), p, hdr("x"))
 	if err != nil {
 		t.Fatalf("JSONL version 0: %v", err)
 	}
-	st.Close()
+	st.Close(context.Background())
 	for _, v := range []int{3, 5, -1, 1 << 20} {
 		p := filepath.Join(dir, "u"+strconv.Itoa(v)+".db")
-		st, err := OpenSQLite(p, hdr("x"))
+		st, err := OpenSQLite(context.Background(), p, hdr("x"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		st.db.Exec(`PRAGMA user_version=` + strconv.Itoa(v))
-		st.Close()
+		st.Close(context.Background())
 		before, _ := os.ReadFile(p)
-		_, err = OpenSQLite(p, hdr("x"))
+		_, err = OpenSQLite(context.Background(), p, hdr("x"))
 		if !errors.Is(err, event.CodePersistSchemaVersion) || !strings.Contains(err.Error(), strconv.Itoa(v)) {
 			t.Errorf("SQLite user_version %d: %v, want persist.schema_version naming it", v, err)
 		}
@@ -373,20 +374,20 @@ func TestVersionsPinned(t *testing.T) {
 		}
 	}
 	p = filepath.Join(dir, "u4.db")
-	st2, err := OpenSQLite(p, hdr("x"))
+	st2, err := OpenSQLite(context.Background(), p, hdr("x"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var v int
 	st2.db.QueryRow(`PRAGMA user_version`).Scan(&v)
-	st2.Close()
+	st2.Close(context.Background())
 	if v != SchemaVersion || SchemaVersion != 4 {
 		t.Fatalf("a new database has user_version %d", v)
 	}
-	if st2, err = OpenSQLite(p, hdr("x")); err != nil {
+	if st2, err = OpenSQLite(context.Background(), p, hdr("x")); err != nil {
 		t.Fatalf("reopen version 4: %v", err)
 	}
-	st2.Close()
+	st2.Close(context.Background())
 }
 
 // TestSyncPolicies: STORE-11. Under SyncOnTurnEnd a turn/end whose sync
@@ -396,11 +397,11 @@ func TestSyncPolicies(t *testing.T) {
 	requireSQLite(t)
 	p := filepath.Join(t.TempDir(), "s.jsonl")
 	var ff *faultFile
-	st, err := OpenJSONL(p, hdr("x"), WithSync(SyncOnTurnEnd), WithFile(func(f File) File { ff = &faultFile{File: f, mode: "sync"}; return ff }))
+	st, err := OpenJSONL(context.Background(), p, hdr("x"), WithSync(SyncOnTurnEnd), WithFile(func(f File) File { ff = &faultFile{File: f, mode: "sync"}; return ff }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, _ := Resume(st, clock())
+	s, _, _ := Resume(context.Background(), st, clock())
 	ff.armed = true
 	if _, err := s.Append(event.TypeTurnStart, raw(turnOpen), nil); err != nil || ff.failures != 0 {
 		t.Fatalf("a turn/start under SyncOnTurnEnd synced or failed: %v (%d syncs)", err, ff.failures)
@@ -413,13 +414,13 @@ func TestSyncPolicies(t *testing.T) {
 		t.Fatalf("the unsynced turn/end entered the session")
 	}
 	ff.armed = false
-	s.Close()
+	s.Close(context.Background())
 	if _, events, _, _ := ReadJSONL(p); len(events) != 1 {
 		t.Fatalf("the file holds %d events, want 1 (the turn/end was not acknowledged)", len(events))
 	}
 
 	for policy, want := range map[SyncPolicy]int{SyncEveryAppend: 2, SyncOnTurnEnd: 1, SyncMessages: 1, SyncNever: 0} {
-		sq, err := OpenSQLite(filepath.Join(t.TempDir(), "s.db"), hdr("x"), WithSQLiteSync(policy))
+		sq, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "s.db"), hdr("x"), WithSQLiteSync(policy))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -430,10 +431,10 @@ func TestSyncPolicies(t *testing.T) {
 				t.Errorf("%s: PRAGMA synchronous = %d (%v), want %d", policy, got, err, want)
 			}
 		}
-		sq.Close()
+		sq.Close(context.Background())
 	}
-	def, _ := OpenSQLite(filepath.Join(t.TempDir(), "d.db"), hdr("x"))
-	defer def.Close()
+	def, _ := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "d.db"), hdr("x"))
+	defer def.Close(context.Background())
 	var got int
 	if def.db.QueryRow(`PRAGMA synchronous`).Scan(&got); got != 2 {
 		t.Errorf("the default SQLite policy runs synchronous=%d, want FULL (2)", got)
@@ -471,29 +472,29 @@ func TestIgnorableUnknownEvents(t *testing.T) {
 	}
 	// Copy the log into SQLite and back: the marker survives.
 	db := filepath.Join(t.TempDir(), "s.db")
-	sq, err := OpenSQLite(db, hdr("x"))
+	sq, err := OpenSQLite(context.Background(), db, hdr("x"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range s.Events() {
-		if err := sq.Append(e); err != nil {
+		if err := sq.Append(context.Background(), e); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s.Close()
-	sq.Close()
-	sq, err = OpenSQLite(db, hdr("x"))
+	s.Close(context.Background())
+	sq.Close(context.Background())
+	sq, err = OpenSQLite(context.Background(), db, hdr("x"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, _, err := Resume(sq, clock())
+	back, _, err := Resume(context.Background(), sq, clock())
 	if err != nil {
 		t.Fatalf("resume from SQLite: %v", err)
 	}
 	if !sameJSON(back.Events(), s.Events()) {
 		t.Errorf("the SQLite copy differs")
 	}
-	back.Close()
+	back.Close(context.Background())
 	// Without the marker: unknown_type naming the line, the file unchanged.
 	bad := writeFile(t, t.TempDir(), "s.jsonl", headerLine1+todoLine(0)+strings.Replace(mid, `,"ignorable":true`, "", 1)+"\n")
 	before, _ := os.ReadFile(bad)

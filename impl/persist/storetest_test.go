@@ -1,6 +1,7 @@
 package persist_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,7 @@ type jsonlFactory struct{ dir string }
 func (f jsonlFactory) path(id string) string { return filepath.Join(f.dir, id+".jsonl") }
 
 func (f jsonlFactory) Open(t testing.TB, h persist.Header) (persist.Store, error) {
-	return persist.OpenJSONL(f.path(h.ID), h)
+	return persist.OpenJSONL(context.Background(), f.path(h.ID), h)
 }
 
 func TestStoreKitJSONL(t *testing.T) {
@@ -50,7 +51,7 @@ type sqliteFactory struct{ dir string }
 func (f sqliteFactory) path(id string) string { return filepath.Join(f.dir, id+".db") }
 
 func (f sqliteFactory) Open(t testing.TB, h persist.Header) (persist.Store, error) {
-	return persist.OpenSQLite(f.path(h.ID), h)
+	return persist.OpenSQLite(context.Background(), f.path(h.ID), h)
 }
 
 func TestStoreKitSQLite(t *testing.T) {
@@ -75,7 +76,7 @@ func TestStoreKitSQLite(t *testing.T) {
 type pgFactory struct{ url, schema string }
 
 func (f pgFactory) Open(t testing.TB, h persist.Header) (persist.Store, error) {
-	return persist.OpenPostgres(f.url, h, persist.WithPostgresSchema(f.schema))
+	return persist.OpenPostgres(context.Background(), f.url, h, persist.WithPostgresSchema(f.schema))
 }
 
 func TestStoreKitPostgres(t *testing.T) {

@@ -1,11 +1,14 @@
 package persist
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/session"
 )
 
 // BenchmarkStreamedStep: one turn of durable streaming, 500 chunks then
@@ -20,7 +23,7 @@ func BenchmarkStreamedStep(b *testing.B) {
 		open open
 	}{
 		{"jsonl", func(b *testing.B, dir string, p SyncPolicy) Store {
-			st, err := OpenJSONL(filepath.Join(dir, "s.jsonl"), hdr("s"), WithSync(p))
+			st, err := OpenJSONL(context.Background(), filepath.Join(dir, "s.jsonl"), hdr("s"), WithSync(p))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -32,7 +35,7 @@ func BenchmarkStreamedStep(b *testing.B) {
 			name string
 			open open
 		}{"sqlite", func(b *testing.B, dir string, p SyncPolicy) Store {
-			st, err := OpenSQLite(filepath.Join(dir, "s.db"), hdr("s"), WithSQLiteSync(p))
+			st, err := OpenSQLite(context.Background(), filepath.Join(dir, "s.db"), hdr("s"), WithSQLiteSync(p))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -43,11 +46,11 @@ func BenchmarkStreamedStep(b *testing.B) {
 		for _, p := range []SyncPolicy{SyncOnTurnEnd, SyncMessages, SyncEveryAppend} {
 			b.Run(st.name+"/"+p.String(), func(b *testing.B) {
 				b.ReportAllocs()
-				s, _, err := Resume(st.open(b, b.TempDir(), p), clock())
+				s, _, err := Resume(context.Background(), st.open(b, b.TempDir(), p), clock())
 				if err != nil {
 					b.Fatal(err)
 				}
-				defer s.Close()
+				defer s.Close(context.Background())
 				turn := 0
 				for b.Loop() {
 					turn++
@@ -59,6 +62,97 @@ func BenchmarkStreamedStep(b *testing.B) {
 						}
 					}
 					s.Append(event.TypeAssistantMessage, raw(`{"turn":`+tn+`,"step":1,"content":[{"type":"text","text":"done"}]}`), &event.Intent{Op: event.Append()})
+					if _, err := s.Append(event.TypeTurnEnd, raw(`{"turn":`+tn+`,"reason":{"kind":"completed"}}`), nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkStreamedBatch: the same turn with its step (500 chunks and
+// the assistant message) appended as one AppendBatch: one sync for the
+// file stores under SyncEveryAppend, one transaction for Postgres, every
+// event durable when the batch returns (STORE-17). "appends" is the same
+// step one Append at a time, for the ratio.
+func BenchmarkStreamedBatch(b *testing.B) {
+	type open func(b *testing.B, dir string) Store
+	stores := []struct {
+		name string
+		open open
+	}{
+		{"jsonl", func(b *testing.B, dir string) Store {
+			st, err := OpenJSONL(context.Background(), filepath.Join(dir, "s.jsonl"), hdr("s"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return st
+		}},
+	}
+	if SQLiteAvailable {
+		stores = append(stores, struct {
+			name string
+			open open
+		}{"sqlite", func(b *testing.B, dir string) Store {
+			st, err := OpenSQLite(context.Background(), filepath.Join(dir, "s.db"), hdr("s"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return st
+		}})
+	}
+	if url := os.Getenv("SURFACE_PG_URL"); url != "" {
+		stores = append(stores, struct {
+			name string
+			open open
+		}{"postgres", func(b *testing.B, dir string) Store {
+			st, err := OpenPostgres(context.Background(), url, hdr(filepath.Base(dir)), WithPostgresSchema("bench_batch"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return st
+		}})
+	}
+	for _, st := range stores {
+		for _, batch := range []bool{false, true} {
+			name := st.name + "/appends"
+			if batch {
+				name = st.name + "/batch"
+			}
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				s, _, err := Resume(context.Background(), st.open(b, b.TempDir()), clock())
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer s.Close(context.Background())
+				turn := 0
+				for b.Loop() {
+					turn++
+					tn := fmt.Sprint(turn)
+					s.Append(event.TypeTurnStart, raw(`{"turn":`+tn+`,"trigger":{"kind":"message"}}`), nil)
+					chunk := raw(`{"turn":` + tn + `,"step":1,"chunk":{"type":"text-delta","text":"token "}}`)
+					msg := raw(`{"turn":` + tn + `,"step":1,"content":[{"type":"text","text":"done"}]}`)
+					if batch {
+						_, err := s.AppendBatch(func(session.Tx) ([]session.Draft, error) {
+							drafts := make([]session.Draft, 0, 501)
+							for range 500 {
+								drafts = append(drafts, session.Draft{Type: event.TypeAssistantChunk, Data: chunk})
+							}
+							return append(drafts, session.Draft{Type: event.TypeAssistantMessage, Data: msg, Intent: &event.Intent{Op: event.Append()}}), nil
+						})
+						if err != nil {
+							b.Fatal(err)
+						}
+					} else {
+						for range 500 {
+							if _, err := s.Append(event.TypeAssistantChunk, chunk, nil); err != nil {
+								b.Fatal(err)
+							}
+						}
+						s.Append(event.TypeAssistantMessage, msg, &event.Intent{Op: event.Append()})
+					}
 					if _, err := s.Append(event.TypeTurnEnd, raw(`{"turn":`+tn+`,"reason":{"kind":"completed"}}`), nil); err != nil {
 						b.Fatal(err)
 					}

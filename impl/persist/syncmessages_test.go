@@ -1,6 +1,7 @@
 package persist
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -19,15 +20,15 @@ func (f *countingFile) Sync() error { f.syncs++; return f.File.Sync() }
 // synced; every other event is synced before its append returns.
 func TestSyncMessages(t *testing.T) {
 	var cf *countingFile
-	st, err := OpenJSONL(filepath.Join(t.TempDir(), "s.jsonl"), hdr("x"), WithSync(SyncMessages), WithFile(func(f File) File { cf = &countingFile{File: f}; return cf }))
+	st, err := OpenJSONL(context.Background(), filepath.Join(t.TempDir(), "s.jsonl"), hdr("x"), WithSync(SyncMessages), WithFile(func(f File) File { cf = &countingFile{File: f}; return cf }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, err := Resume(st, clock())
+	s, _, err := Resume(context.Background(), st, clock())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer s.Close(context.Background())
 	steps := []struct {
 		ty     event.Type
 		data   string

@@ -115,6 +115,20 @@ func (st *State) Fold(e *event.Event) {
 	}
 }
 
+// Clone returns a copy of st that folds on independently of it, in
+// O(calls of the open turn).
+func (st *State) Clone() State {
+	out := *st
+	out.calls = make([]*call, len(st.calls))
+	out.byID = make(map[string]*call, len(st.byID))
+	for i, c := range st.calls {
+		cc := *c
+		out.calls[i] = &cc
+		out.byID[c.id] = &cc
+	}
+	return out
+}
+
 // Turn is the open turn's number as the log wrote it (JSON), or nil.
 func (st *State) Turn() json.RawMessage { return st.turn }
 

@@ -1,9 +1,12 @@
 package session
 
 import (
+	"context"
 	"slices"
+	"time"
 
 	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/observe"
 	"github.com/surfacelog/surface/impl/view"
 )
 
@@ -43,6 +46,16 @@ func (tx Tx) Messages() view.Messages {
 // false when seq is not on the surface.
 func (tx Tx) Position(seq int64) (int, bool) {
 	tx.s.refresh()
+	if tx.s.ahead {
+		// A batch is being written and the manager has folded it: find
+		// seq in the snapshot readers keep (linear, only in that window).
+		for i, x := range tx.s.snap.Seqs().All() {
+			if x == seq {
+				return i, true
+			}
+		}
+		return 0, false
+	}
 	n := tx.s.mgr.Node(seq)
 	if n == nil {
 		return 0, false
@@ -55,45 +68,78 @@ func (tx Tx) Position(seq int64) (int, bool) {
 // to append from the state it sees (tx) with nothing changing in between.
 // The drafts get consecutive seqs from tx.Len(), so a later draft can name
 // an earlier one (in its sources or its replace range). Each draft is
-// checked as Append checks it and written ahead through the store; the
-// batch stops at the first rejection, whose error it returns with the
-// events appended before it. When build returns an error, nothing is
-// appended. Compaction uses it to take its lock and to append its records
-// next to each other (impl/compaction).
+// checked as Append checks it; the batch stops at the first rejection,
+// whose error it returns with the events accepted before it. The accepted
+// events are written ahead in one call (a store makes them durable with
+// one sync or one transaction); when that write fails, none of them is
+// appended. When build returns an error, nothing is appended. Compaction
+// uses it to take its lock and to append its records next to each other
+// (impl/compaction). AppendBatch is AppendBatchContext with
+// context.Background().
 func (s *Session) AppendBatch(build func(tx Tx) ([]Draft, error)) ([]event.Event, error) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	drafts, err := build(Tx{s})
-	if err != nil {
-		return nil, err
+	return s.AppendBatchContext(context.Background(), build)
+}
+
+// AppendBatchContext is AppendBatch with a context for the store's write,
+// as AppendContext.
+func (s *Session) AppendBatchContext(ctx context.Context, build func(tx Tx) ([]Draft, error)) ([]event.Event, error) {
+	var start time.Time
+	if s.cfg.observer != nil {
+		start = time.Now()
 	}
-	out := make([]event.Event, 0, len(drafts))
-	s.batching = true
-	defer func() {
-		s.batching = false
-		if len(out) > 0 && len(s.held) > 0 {
-			s.releaseHeld() // after the batch, never inside it
+	var wait, wrote time.Duration
+	var first event.Type
+	var seq int64
+	out, err := func() ([]event.Event, error) {
+		s.wmu.Lock()
+		defer s.wmu.Unlock()
+		if s.cfg.observer != nil {
+			wait = time.Since(start)
 		}
-	}()
-	for _, d := range drafts {
-		raw, jerr := event.MarshalData(d.Data)
-		if jerr != nil {
-			return out, jerr
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		seq = int64(len(s.log))
+		drafts, err := build(Tx{s})
+		if err != nil {
+			return nil, err
 		}
-		e := event.Event{Type: d.Type, Seq: int64(len(s.log)), Time: s.cfg.clock(), Data: raw}
-		if d.Intent != nil {
-			e.Op = d.Intent.Op
-			if d.Intent.Sources != nil {
-				e.Sources = slices.Clone(d.Intent.Sources)
+		if len(drafts) > 0 {
+			first = drafts[0].Type
+		}
+		run := make([]event.Event, 0, len(drafts))
+		var bad error
+		for _, d := range drafts {
+			raw, jerr := event.MarshalData(d.Data)
+			if jerr != nil {
+				jerr.Seq = int64(len(s.log) + len(run))
+				bad = jerr
+				break
 			}
+			e := event.Event{Type: d.Type, Seq: int64(len(s.log) + len(run)), Time: s.cfg.clock(), Data: raw}
+			if d.Intent != nil {
+				e.Op = d.Intent.Op
+				if d.Intent.Sources != nil {
+					e.Sources = slices.Clone(d.Intent.Sources)
+				}
+			}
+			run = append(run, e)
 		}
-		stored, err := s.commit(e)
+		s.wrote = 0
+		s.batching = true
+		out, err := s.commitRun(ctx, run)
+		s.batching = false
+		wrote = s.wrote
+		out = slices.Clone(out)
+		if len(out) > 0 && len(s.held) > 0 {
+			s.releaseHeld(ctx) // after the batch, never inside it
+		}
 		if err != nil {
 			return out, err
 		}
-		out = append(out, stored)
+		return out, bad
+	}()
+	if s.cfg.observer != nil && (first != "" || err != nil) {
+		s.cfg.observer.Append(ctx, observe.Append{Timing: observe.Since(start), Type: first, Seq: seq, Events: len(out), LockWait: wait, Write: wrote, Err: err})
 	}
-	return out, nil
+	return out, err
 }

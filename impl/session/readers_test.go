@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 	"testing"
@@ -20,7 +21,7 @@ func TestReadersNeverWaitForTheStore(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
 	blocking := false
-	s := session.New(session.WithWriteAhead(func(e event.Event) error {
+	s := session.New(session.WithWriteAhead(func(_ context.Context, _ []event.Event) error {
 		if blocking {
 			once.Do(func() { close(inWrite) })
 			<-release

@@ -1,7 +1,9 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/message"
+	"github.com/surfacelog/surface/impl/observe"
 	"github.com/surfacelog/surface/impl/repair"
 	"github.com/surfacelog/surface/impl/surface"
 	"github.com/surfacelog/surface/impl/view"
@@ -19,12 +22,23 @@ type Option func(*config)
 
 type config struct {
 	clock        func() int64
-	writeAhead   func(event.Event) error
+	writeAhead   func(context.Context, []event.Event) error
 	trace        *tracer
 	seedProgress func(done, total int)
 	vocabulary   *event.Vocabulary
 	estimate     func(message.Message) int
 	strict       bool
+	observer     observe.Observer
+}
+
+// WithObserver makes the session report every append, batch and repair
+// to o (package observe: log/slog, OpenTelemetry); persist.Resume and
+// persist.Fork pass it to the store (its writes and syncs) and report the
+// resume or fork, and impl/compaction reports compactions and prunes
+// through it. Without it (the default) nothing is measured and the
+// append path allocates nothing more.
+func WithObserver(o observe.Observer) Option {
+	return func(c *config) { c.observer = o }
 }
 
 // WithTokenEstimator sets how Tokens counts a message that has no
@@ -50,16 +64,20 @@ func WithSeedProgress(fn func(done, total int)) Option {
 	return func(c *config) { c.seedProgress = fn }
 }
 
-// WithWriteAhead makes every append call write with the accepted event
-// before it enters the log. Appends are serialised around write (the next
-// append waits for it), but readers are not: Messages, Surface, Events,
-// Len, Position and Provenance go on while write runs, and see the log
-// without the event until it is in. When write fails the append fails
-// with its error and the session does not change: this is how
-// impl/persist makes an event durable before it is acknowledged
-// (STORE-6). Seed does not call it (the seeded events come from the
-// store).
-func WithWriteAhead(write func(event.Event) error) Option {
+// WithWriteAhead makes every append call write with the accepted events
+// before they enter the log: one event for an Append, all of them at once
+// for an AppendBatch or a Repair (so a store can make a batch durable with
+// one sync or one transaction). write must not keep the slice. ctx is the
+// append's own (AppendContext); plain Append passes context.Background().
+//
+// Appends are serialised around write (the next append waits for it), but
+// readers are not: Messages, Surface, Events, Len, Position, Provenance and
+// the bookkeeping queries go on while write runs, and see the log without
+// the events until they are in. When write fails the append fails with its
+// error and the session does not change: this is how impl/persist makes an
+// event durable before it is acknowledged (STORE-6). Seed does not call it
+// (the seeded events come from the store).
+func WithWriteAhead(write func(ctx context.Context, events []event.Event) error) Option {
 	return func(c *config) { c.writeAhead = write }
 }
 
@@ -112,7 +130,32 @@ type Session struct {
 	// batching is set while AppendBatch appends its drafts, which nothing
 	// may come between.
 	batching bool
+	// ahead is set while a batch's store write is in flight: the surface
+	// manager and the view have folded the batch, the log and the snapshot
+	// readers get have not (see commitRun).
+	ahead bool
+	// one holds the single event an append writes ahead, so the write
+	// allocates no slice.
+	one [1]event.Event
+	// wrote is how long the last write-ahead took, measured only with an
+	// observer.
+	wrote time.Duration
 }
+
+// ObserverOf returns the observer that opts give a session
+// (WithObserver), or nil. A store's Resume uses it to observe the resume
+// itself.
+func ObserverOf(opts ...Option) observe.Observer {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	return c.observer
+}
+
+// Observer returns the observer the session was given (WithObserver), or
+// nil.
+func (s *Session) Observer() observe.Observer { return s.cfg.observer }
 
 // New returns an empty session.
 func New(opts ...Option) *Session {
@@ -252,45 +295,116 @@ func SeedLog(l *event.Log, opts ...Option) (*Session, error) {
 //
 // The returned event is the one in the log, with its seq, time and compact
 // data. On error nothing changes and the error is an *event.Error.
+// Append is AppendContext with context.Background().
 func (s *Session) Append(t event.Type, data any, intent *event.Intent) (event.Event, error) {
+	return s.AppendContext(context.Background(), t, data, intent)
+}
+
+// AppendContext is Append with a context for the store's write: when ctx
+// ends before the append is acknowledged, the append fails with
+// persist.cancelled (wrapping ctx.Err()) and the event is not in the log.
+// An append waiting for another one to finish is not interrupted by ctx;
+// its own write is (how promptly depends on the store: see impl/persist).
+func (s *Session) AppendContext(ctx context.Context, t event.Type, data any, intent *event.Intent) (event.Event, error) {
+	var start time.Time
+	if s.cfg.observer != nil {
+		start = time.Now()
+	}
 	raw, jerr := event.MarshalData(data)
 	if jerr != nil {
+		s.observeAppend(ctx, start, t, -1, 0, 0, jerr)
 		return event.Event{}, jerr
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e := event.Event{Type: t, Seq: int64(len(s.log)), Time: s.cfg.clock(), Data: raw}
+	e := event.Event{Type: t, Seq: -1, Data: raw}
 	if intent != nil {
 		e.Op = intent.Op
 		if intent.Sources != nil {
 			e.Sources = slices.Clone(intent.Sources)
 		}
 	}
-	return s.commit(e)
+	return s.appendOne(ctx, start, e)
 }
 
 // AppendEvent appends a complete event, with its own seq and time, checked
 // like any append: its seq must be the log's length (SURF-2). Use it to
 // replay or copy events; Append is for new ones.
 func (s *Session) AppendEvent(e event.Event) (event.Event, error) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	return s.AppendEventContext(context.Background(), e)
+}
+
+// AppendEventContext is AppendEvent with a context, as AppendContext.
+func (s *Session) AppendEventContext(ctx context.Context, e event.Event) (event.Event, error) {
+	var start time.Time
+	if s.cfg.observer != nil {
+		start = time.Now()
+	}
 	if e.Sources != nil {
 		e.Sources = slices.Clone(e.Sources)
 	}
-	return s.commit(e)
+	if e.Seq == -1 {
+		e.Seq = math.MinInt64 // keep a given -1: appendOne gives a seq to -1 only
+	}
+	return s.appendOne(ctx, start, e)
+}
+
+// appendOne appends e under the session's locks and reports it to the
+// observer after releasing them. A Seq of -1 gives e the next seq and the
+// clock's time (math.MinInt64 stands for a given -1).
+func (s *Session) appendOne(ctx context.Context, start time.Time, e event.Event) (event.Event, error) {
+	var wait, wrote time.Duration
+	stored, err := func() (event.Event, error) {
+		s.wmu.Lock()
+		defer s.wmu.Unlock()
+		if s.cfg.observer != nil {
+			wait = time.Since(start)
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		switch e.Seq {
+		case -1:
+			e.Seq, e.Time = int64(len(s.log)), s.cfg.clock()
+		case math.MinInt64:
+			e.Seq = -1
+		}
+		s.wrote = 0
+		stored, err := s.commit(ctx, e)
+		wrote = s.wrote
+		return stored, err
+	}()
+	if s.cfg.observer != nil {
+		s.observeAppend(ctx, start, e.Type, e.Seq, wait, wrote, err)
+	}
+	return stored, err
+}
+
+// observeAppend reports an append of one event to the observer, if any.
+func (s *Session) observeAppend(ctx context.Context, start time.Time, t event.Type, seq int64, wait, wrote time.Duration, err error) {
+	if s.cfg.observer == nil {
+		return
+	}
+	n := 1
+	if err != nil {
+		n = 0
+	}
+	s.cfg.observer.Append(ctx, observe.Append{Timing: observe.Since(start), Type: t, Seq: seq, Events: n, LockWait: wait, Write: wrote, Err: err})
+}
+
+// Cancelled returns the persist.cancelled error of a context that has
+// ended, or nil while ctx is live. Stores use it for a write their
+// context cut short.
+func Cancelled(ctx context.Context, seq int64) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	return &event.Error{Code: event.CodePersistCancelled, Index: -1, Seq: seq, Detail: "the append's context ended before the event was acknowledged: " + context.Cause(ctx).Error(), Cause: context.Cause(ctx)}
 }
 
 // commit is commitOnly, then the release of held steering messages that
 // the new event balanced (SteerWhenBalanced).
-func (s *Session) commit(e event.Event) (event.Event, error) {
-	stored, err := s.commitOnly(e)
+func (s *Session) commit(ctx context.Context, e event.Event) (event.Event, error) {
+	stored, err := s.commitOnly(ctx, e)
 	if err == nil && len(s.held) > 0 && !s.repairing && !s.batching {
-		s.releaseHeld()
+		s.releaseHeld(ctx)
 	}
 	return stored, err
 }
@@ -299,7 +413,10 @@ func (s *Session) commit(e event.Event) (event.Event, error) {
 // s.wmu and s.mu; commit releases s.mu while the store writes (readers go
 // on meanwhile: no writer can change the log, and the candidate is not in
 // it yet) and holds it again when it returns.
-func (s *Session) commitOnly(e event.Event) (event.Event, error) {
+func (s *Session) commitOnly(ctx context.Context, e event.Event) (event.Event, error) {
+	if err := Cancelled(ctx, e.Seq); err != nil {
+		return event.Event{}, err
+	}
 	// Validate compacts e.Data into a new buffer, so the log never keeps
 	// the caller's bytes.
 	if err := s.mgr.ValidateIn(s.log, &e, s.cfg.vocabulary); err != nil {
@@ -312,9 +429,18 @@ func (s *Session) commitOnly(e event.Event) (event.Event, error) {
 		}
 	}
 	if s.cfg.writeAhead != nil {
+		s.one[0] = e
 		s.mu.Unlock()
-		err := s.cfg.writeAhead(e)
+		var began time.Time
+		if s.cfg.observer != nil {
+			began = time.Now()
+		}
+		err := s.cfg.writeAhead(ctx, s.one[:])
+		if s.cfg.observer != nil {
+			s.wrote += time.Since(began)
+		}
 		s.mu.Lock()
+		s.one[0] = event.Event{}
 		if err != nil {
 			return event.Event{}, err
 		}
@@ -326,9 +452,132 @@ func (s *Session) commitOnly(e event.Event) (event.Event, error) {
 	return e, nil
 }
 
+// commitRun appends run as one write: it validates the events in order as
+// if each were appended, writes the accepted ones ahead in one call (one
+// sync, one transaction), and appends them. It returns the appended events
+// and the first rejection; a failed write appends none. The caller holds
+// s.wmu and s.mu.
+//
+// The surface manager folds an event when the next one is validated, so
+// the manager and the view run ahead of the log while the batch is
+// written: readers keep the snapshot taken before the batch (refresh does
+// nothing while s.ahead is set), and a failed write rebuilds the surface
+// from the log, which is the only O(n) path and only on a store failure.
+func (s *Session) commitRun(ctx context.Context, run []event.Event) ([]event.Event, error) {
+	if len(run) == 0 {
+		return nil, nil
+	}
+	if err := Cancelled(ctx, int64(len(s.log))); err != nil {
+		return nil, err
+	}
+	s.refresh()
+	n0 := len(s.log)
+	strict := s.cfg.strict && !s.repairing
+	var published repair.State
+	publishedAt := 0
+	if strict {
+		s.foldLedger()
+		published, publishedAt = s.ledger.Clone(), s.ledgerAt
+	}
+	var rejected error
+	var surfaces [][]int64
+	for i := range run {
+		e := run[i]
+		e.Seq = int64(len(s.log))
+		if err := s.mgr.ValidateIn(s.log, &e, s.cfg.vocabulary); err != nil {
+			rejected = err
+			break
+		}
+		if strict {
+			s.foldLedger()
+			if err := strictCheck(&s.ledger, &e); err != nil {
+				rejected = err
+				break
+			}
+		}
+		s.log = append(s.log, e)
+		if s.cfg.trace != nil {
+			// Trace each event with the surface just after it, once the
+			// batch is written.
+			if err := s.mgr.Sync(s.log); err == nil {
+				surfaces = append(surfaces, s.surfaceNow())
+			}
+		}
+	}
+	if len(s.log) == n0 {
+		return nil, rejected
+	}
+	if s.cfg.writeAhead != nil {
+		written := s.log
+		s.log = s.log[:n0]
+		folded, foldedAt := s.ledger, s.ledgerAt
+		if strict {
+			s.ledger, s.ledgerAt = published, publishedAt
+		}
+		s.ahead = true
+		s.mu.Unlock()
+		var began time.Time
+		if s.cfg.observer != nil {
+			began = time.Now()
+		}
+		err := s.cfg.writeAhead(ctx, written[n0:])
+		if s.cfg.observer != nil {
+			s.wrote += time.Since(began)
+		}
+		s.mu.Lock()
+		s.ahead = false
+		if err != nil {
+			s.rebuild()
+			return nil, err
+		}
+		s.log = written
+		if strict {
+			s.ledger, s.ledgerAt = folded, foldedAt
+		}
+	}
+	out := s.log[n0:len(s.log):len(s.log)]
+	if s.cfg.trace != nil {
+		for i := range out {
+			s.cfg.trace.event(&out[i], surfaces[i])
+		}
+	}
+	return out, rejected
+}
+
+// rebuild folds the log into a new surface and view, after a batch the
+// manager had folded ahead of the log was not written. Caller holds s.mu.
+func (s *Session) rebuild() {
+	s.mgr = surface.New()
+	s.mgr.Observe(s.observe)
+	s.view = view.Builder{}
+	if err := s.mgr.Sync(s.log); err != nil {
+		panic("session: log holds an event the surface rejects: " + err.Error()) // unreachable: every event was validated
+	}
+	s.snap, s.snapAt = s.view.Snapshot(), len(s.log)
+}
+
 // Repair appends the closers of an open last turn (REP-1 to REP-5) and
-// returns them; a balanced log gets none.
+// returns them; a balanced log gets none. The closers are written ahead
+// in one call (one sync). Repair is RepairContext with
+// context.Background().
 func (s *Session) Repair() ([]event.Event, error) {
+	return s.RepairContext(context.Background())
+}
+
+// RepairContext is Repair with a context for the store's write.
+func (s *Session) RepairContext(ctx context.Context) ([]event.Event, error) {
+	var start time.Time
+	if s.cfg.observer != nil {
+		start = time.Now()
+	}
+	out, err := s.repair(ctx)
+	if s.cfg.observer != nil {
+		s.cfg.observer.Repair(ctx, observe.Repair{Timing: observe.Since(start), Closers: len(out), Err: err})
+	}
+	return out, err
+}
+
+func (s *Session) repair(ctx context.Context) ([]event.Event, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.mu.Lock()
@@ -340,17 +589,14 @@ func (s *Session) Repair() ([]event.Event, error) {
 	closers := s.ledger.Closers(func(seq int64) bool { return s.mgr.Node(seq) != nil })
 	s.repairing = true
 	defer func() { s.repairing = false }()
-	for i, c := range closers {
-		stored, err := s.commit(c)
-		if err != nil {
-			return closers[:i], err
-		}
-		closers[i] = stored
+	out, err := s.commitRun(ctx, closers)
+	if err != nil {
+		return slices.Clone(out), err
 	}
 	if s.cfg.trace != nil {
-		s.cfg.trace.write(TraceLine{Action: "repair", Closers: len(closers), Surface: s.surfaceNow()})
+		s.cfg.trace.write(TraceLine{Action: "repair", Closers: len(out), Surface: s.surfaceNow()})
 	}
-	return closers, nil
+	return slices.Clone(out), nil
 }
 
 // Len is the number of events in the log.
@@ -401,6 +647,9 @@ func (s *Session) Position(seq int64) (int, bool) {
 // refresh folds new events into the surface (and with it the view) and
 // takes a snapshot. Caller holds s.mu.
 func (s *Session) refresh() {
+	if s.ahead {
+		return // a batch is being written: readers keep the snapshot from before it
+	}
 	if s.snapAt == len(s.log) && s.mgr.Processed() == len(s.log) {
 		return
 	}

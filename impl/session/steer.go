@@ -1,6 +1,8 @@
 package session
 
 import (
+	"context"
+
 	"github.com/surfacelog/surface/impl/event"
 )
 
@@ -33,7 +35,7 @@ func (s *Session) SteerWhenBalanced(data any) (e event.Event, appended bool, err
 	s.foldLedger()
 	candidate := event.Event{Type: event.TypeSteeringMessage, Seq: int64(len(s.log)), Time: s.cfg.clock(), Data: raw, Op: event.Append()}
 	if s.ledger.Turn() == nil || s.ledger.NumPending() == 0 {
-		stored, err := s.commit(candidate)
+		stored, err := s.commit(context.Background(), candidate)
 		return stored, err == nil, err
 	}
 	// Held: check it now as an append would (its event rules), so a bad
@@ -57,7 +59,7 @@ func (s *Session) DroppedSteering() int {
 // releaseHeld appends the held steering messages once the open turn has
 // no pending calls, and drops those whose turn is over. The caller holds
 // s.wmu and s.mu, after a successful commit.
-func (s *Session) releaseHeld() {
+func (s *Session) releaseHeld(ctx context.Context) {
 	if len(s.held) == 0 {
 		return
 	}
@@ -79,7 +81,7 @@ func (s *Session) releaseHeld() {
 	s.held = nil
 	for i, h := range pending {
 		e := event.Event{Type: event.TypeSteeringMessage, Seq: int64(len(s.log)), Time: s.cfg.clock(), Data: h.data, Op: event.Append()}
-		if _, err := s.commitOnly(e); err != nil {
+		if _, err := s.commitOnly(ctx, e); err != nil {
 			// The store failed: keep the rest for the next balanced point.
 			s.held = append(s.held, pending[i:]...)
 			return

@@ -12,6 +12,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -161,7 +162,7 @@ func wire(t testing.TB, es []event.Event) []string {
 
 func resume(t testing.TB, st persist.Store) (*persist.Session, persist.LoadReport) {
 	t.Helper()
-	s, rep, err := persist.Resume(st, clock())
+	s, rep, err := persist.Resume(context.Background(), st, clock())
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}
@@ -175,11 +176,11 @@ func roundTrip(t *testing.T, f Factory) {
 	st := open(t, f, h)
 	s, _ := resume(t, st)
 	written := traffic(t, s)
-	if err := s.Close(); err != nil {
+	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	st = open(t, f, h)
-	defer st.Close()
+	defer st.Close(context.Background())
 	if got := st.Header(); got.ID != h.ID || got.CreatedAt != h.CreatedAt || got.Cwd != h.Cwd || got.ParentSession != h.ParentSession {
 		t.Errorf("header %+v, want %+v", got, h)
 	}
@@ -195,20 +196,20 @@ func resumeRepairs(t *testing.T, f Factory) {
 	st := open(t, f, h)
 	s, _ := resume(t, st)
 	written := traffic(t, s)
-	s.Close()
+	s.Close(context.Background())
 	st = open(t, f, h)
 	s, rep := resume(t, st)
 	want := model.Closers(written)
 	if got := wire(t, rep.Closers); !slices.Equal(got, wire(t, want)) || len(want) == 0 {
 		t.Fatalf("closers %q, want %q", got, wire(t, want))
 	}
-	s.Close()
+	s.Close(context.Background())
 	st = open(t, f, h)
-	defer st.Close()
+	defer st.Close(context.Background())
 	if st.Report().Events != len(written)+len(want) {
 		t.Fatalf("the closers were not stored: %d events", st.Report().Events)
 	}
-	if _, rep, err := persist.Resume(st, clock()); err != nil || len(rep.Closers) != 0 {
+	if _, rep, err := persist.Resume(context.Background(), st, clock()); err != nil || len(rep.Closers) != 0 {
 		t.Fatalf("a second resume repaired again: %v %v", rep.Closers, err)
 	}
 }
@@ -221,14 +222,14 @@ func ruleBreaking(t *testing.T, f Factory) {
 	good := event.Event{Type: event.TypeTodoWrite, Seq: 0, Time: 1, Data: raw(`{"todos":[]}`)}
 	bad := event.Event{Type: event.TypeUserMessage, Seq: 1, Time: 2, Data: raw(`{"content":[],"source":{"kind":"u"}}`)} // no marker
 	for _, e := range []event.Event{good, bad} {
-		if err := st.Append(e); err != nil {
+		if err := st.Append(context.Background(), e); err != nil {
 			t.Fatalf("append %d: %v", e.Seq, err)
 		}
 	}
-	st.Close()
+	st.Close(context.Background())
 	st = open(t, f, h)
-	defer st.Close()
-	if _, _, err := persist.Resume(st, clock()); !errors.Is(err, event.CodeOpMissing) {
+	defer st.Close(context.Background())
+	if _, _, err := persist.Resume(context.Background(), st, clock()); !errors.Is(err, event.CodeOpMissing) {
 		t.Fatalf("resume of a log with a marker-less message: %v", err)
 	}
 	if st.Report().Events != 2 {
@@ -242,19 +243,19 @@ func oneLiveSession(t *testing.T, f Factory) {
 	h := header(t, "live")
 	st := open(t, f, h)
 	s, _ := resume(t, st)
-	defer s.Close()
-	if _, _, err := persist.Resume(st, clock()); !errors.Is(err, event.CodePersistLocked) {
+	defer s.Close(context.Background())
+	if _, _, err := persist.Resume(context.Background(), st, clock()); !errors.Is(err, event.CodePersistLocked) {
 		t.Fatalf("second resume: %v", err)
 	}
 	e, err := s.Append(event.TypeTodoWrite, raw(`{"todos":[]}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Append(e); !errors.Is(err, event.CodePersistConflict) {
+	if err := st.Append(context.Background(), e); !errors.Is(err, event.CodePersistConflict) {
 		t.Fatalf("the same seq twice: %v", err)
 	}
 	e.Seq = 7
-	if err := st.Append(e); !errors.Is(err, event.CodePersistConflict) {
+	if err := st.Append(context.Background(), e); !errors.Is(err, event.CodePersistConflict) {
 		t.Fatalf("a seq ahead: %v", err)
 	}
 }
@@ -268,13 +269,13 @@ func singleWriter(t *testing.T, f Factory) {
 	s.Append(event.TypeTodoWrite, raw(`{"todos":[]}`), nil)
 	if second, err := f.Open(t, h); !errors.Is(err, event.CodePersistLocked) {
 		if second != nil {
-			second.Close()
+			second.Close(context.Background())
 		}
 		t.Fatalf("second writer: %v", err)
 	}
-	s.Close()
+	s.Close(context.Background())
 	st = open(t, f, h)
-	defer st.Close()
+	defer st.Close(context.Background())
 	if st.Report().Events != 1 {
 		t.Fatalf("%d events after the refused writer", st.Report().Events)
 	}
@@ -287,7 +288,7 @@ func fork(t *testing.T, f Factory) {
 	st := open(t, f, h)
 	s, _ := resume(t, st)
 	written := traffic(t, s)
-	defer s.Close()
+	defer s.Close(context.Background())
 	boundary := int64(-1)
 	for _, e := range written {
 		if e.Type == event.TypeTurnEnd {
@@ -298,13 +299,13 @@ func fork(t *testing.T, f Factory) {
 	ch := header(t, "child")
 	ch.ParentSession, ch.SeedLength = h.ID, &seedLength
 	dst := open(t, f, ch)
-	child, err := persist.Fork(s, boundary, dst)
+	child, err := persist.Fork(context.Background(), s, boundary, dst)
 	if err != nil {
 		t.Fatal(err)
 	}
-	child.Close()
+	child.Close(context.Background())
 	dst = open(t, f, ch)
-	defer dst.Close()
+	defer dst.Close(context.Background())
 	if got, want := wire(t, dst.Events()), wire(t, written[:seedLength]); !slices.Equal(got, want) {
 		t.Fatalf("the child holds %d events, want the parent's first %d", len(got), len(want))
 	}
@@ -319,7 +320,7 @@ func concurrentReaders(t *testing.T, f Factory, read func(testing.TB, string) ([
 	h := header(t, "readers")
 	st := open(t, f, h)
 	s, _ := resume(t, st)
-	defer s.Close()
+	defer s.Close(context.Background())
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
@@ -370,25 +371,25 @@ func tornWrite(t *testing.T, f Factory, tear func(testing.TB, string, int)) {
 	st := open(t, f, h0)
 	s, _ := resume(t, st)
 	written := traffic(t, s)
-	s.Close()
+	s.Close(context.Background())
 	lastLen := len(wire(t, written[len(written)-1:])[0])
 	acked := written[:len(written)-1]
 	for keep := 0; keep < lastLen; keep += max(1, lastLen/13) {
 		h := header(t, "torn")
 		st := open(t, f, h)
 		for _, e := range written {
-			if err := st.Append(e); err != nil {
+			if err := st.Append(context.Background(), e); err != nil {
 				t.Fatal(err)
 			}
 		}
-		st.Close()
+		st.Close(context.Background())
 		tear(t, h.ID, keep)
 		st = open(t, f, h)
 		if got := st.Events(); len(got) < len(acked) || !slices.Equal(wire(t, got[:len(acked)]), wire(t, acked)) {
-			st.Close()
+			st.Close(context.Background())
 			t.Fatalf("cut %d bytes into the last event: %d events reloaded, want the %d acknowledged", keep, len(got), len(acked))
 		}
 		s, _ := resume(t, st)
-		s.Close()
+		s.Close(context.Background())
 	}
 }

@@ -1,6 +1,7 @@
 package storetest_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"sync"
@@ -67,22 +68,26 @@ func (s *memStore) Report() persist.LoadReport {
 	return persist.LoadReport{Events: len(s.data.events)}
 }
 
-func (s *memStore) Append(e event.Event) error {
+func (s *memStore) Append(ctx context.Context, events ...event.Event) error {
 	s.f.mu.Lock()
 	defer s.f.mu.Unlock()
-	if e.Seq != int64(len(s.data.events)) && s.f.bug != "no-seq-check" {
-		return event.Errorf(event.CodePersistConflict, e.Seq, "not next")
+	for k, e := range events {
+		if e.Seq != int64(len(s.data.events)+k) && s.f.bug != "no-seq-check" {
+			return event.Errorf(event.CodePersistConflict, e.Seq, "not next")
+		}
 	}
-	if s.f.bug == "lose-last" && e.Type == event.TypeTurnEnd {
-		return nil // acknowledged, never stored
+	for _, e := range events {
+		if s.f.bug == "lose-last" && e.Type == event.TypeTurnEnd {
+			continue // acknowledged, never stored
+		}
+		s.data.events = append(s.data.events, e.Clone())
 	}
-	s.data.events = append(s.data.events, e.Clone())
 	return nil
 }
 
-func (s *memStore) Sync() error { return nil }
+func (s *memStore) Sync(context.Context) error { return nil }
 
-func (s *memStore) Close() error {
+func (s *memStore) Close(context.Context) error {
 	s.f.mu.Lock()
 	defer s.f.mu.Unlock()
 	if !s.closed {
