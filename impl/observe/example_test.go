@@ -23,8 +23,8 @@ func ExampleLogger() {
 	log := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: stable}))
 	s := session.New(session.WithObserver(observe.Logger(log)))
 	s.AppendTurnStart(event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
-	s.AppendTurnStart(event.TurnStartData{Turn: 2, Trigger: json.RawMessage(`{"kind":"message"}`)}) // refused in strict mode only: accepted here
-	s.Append(event.TypeUserMessage, json.RawMessage(`{"content":[],"source":{"kind":"user"}}`), nil)  // no marker: refused
+	s.AppendTurnStart(event.TurnStartData{Turn: 2, Trigger: json.RawMessage(`{"kind":"message"}`)})  // refused in strict mode only: accepted here
+	s.Append(event.TypeUserMessage, json.RawMessage(`{"content":[],"source":{"kind":"user"}}`), nil) // no marker: refused
 	// Output:
 	// level=DEBUG msg="surface append" type=turn/start seq=0 events=1
 	// level=DEBUG msg="surface append" type=turn/start seq=1 events=1
