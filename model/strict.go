@@ -32,7 +32,8 @@ func strictRule(log []event.Event, e event.Event) error {
 	switch e.Type {
 	case event.TypeAssistantMessage:
 		for _, b := range data.Content {
-			if b.Type == "tool-call" && !object(b.Arguments) {
+			var text string // the seed system's form: the model's raw JSON text
+			if b.Type == "tool-call" && !object(b.Arguments) && (json.Unmarshal(b.Arguments, &text) != nil || !object([]byte(text))) {
 				return fail(event.CodeStrictArgumentsNotObject)
 			}
 		}

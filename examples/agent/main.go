@@ -31,6 +31,7 @@ import (
 
 	"github.com/surfacelog/surface/impl/compaction"
 	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/observe"
 	"github.com/surfacelog/surface/impl/persist"
 	"github.com/surfacelog/surface/impl/session"
 )
@@ -82,7 +83,26 @@ func main() {
 		}
 	}
 	fmt.Printf("== final history: %d events, %d messages, %d tokens; it passes the strict pairing rules\n", len(events), a.s.Messages().Len(), a.s.Tokens())
+	synced := 0
+	for _, w := range observed.StoreWrites {
+		if w.Synced {
+			synced++
+		}
+	}
+	committed := 0
+	for _, c := range observed.Compactions {
+		if c.Outcome == "committed" {
+			committed++
+		}
+	}
+	fmt.Printf("== observed after the resume: %d appends, %d store writes (%d synced), %d prunes, %d compactions committed, %d resume\n",
+		len(observed.Appends), len(observed.StoreWrites), synced, len(observed.Prunes), committed, len(observed.Resumes))
 }
+
+// observed records what the library did (package observe): counts are
+// printed at the end. A real harness would pass observe.Logger(slog) or
+// the OpenTelemetry observer of impl/surfaceotel instead.
+var observed observe.Recorder
 
 // agent is the harness: a durable session and the fake model.
 type agent struct {
@@ -96,7 +116,7 @@ func open(path string) *agent {
 	if err != nil {
 		log.Fatal(err)
 	}
-	s, report, err := persist.Resume(context.Background(), st, session.WithStrict())
+	s, report, err := persist.Resume(context.Background(), st, session.WithStrict(), session.WithObserver(&observed))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -510,11 +510,12 @@ func strictVectors() []conformance.Vector {
 		steps []conformance.Step
 		rules []string
 	}{
-		{"arguments", "tool-call arguments must be a JSON object, in an assistant message's blocks and as a tool/call's text", in(open, []ops.Step{
-			ap(event.TypeAssistantMessage, `{"turn":1,"step":1,"content":[{"type":"tool-call","id":"a","name":"read","arguments":"{\"path\":\"f\"}"}]}`, app()),
+		{"arguments", "tool-call arguments must be a JSON object (or, in a block, a string holding one, the seed system's form), in an assistant message's blocks and as a tool/call's text", in(open, []ops.Step{
+			ap(event.TypeAssistantMessage, `{"turn":1,"step":1,"content":[{"type":"tool-call","id":"a","name":"read","arguments":"[1]"}]}`, app()),
 			ap(event.TypeAssistantMessage, `{"turn":1,"step":1,"content":[{"type":"tool-call","id":"a","name":"read"}]}`, app()),
-			ap(event.TypeAssistantMessage, calls("a"), app()),
-			toolCall("a", `"[1]"`), toolCall("a", `"not json"`), toolCall("a", `"{\"path\":\"f\"}"`), result("a", 4)}), nil},
+			ap(event.TypeAssistantMessage, `{"turn":1,"step":1,"content":[{"type":"tool-call","id":"a","name":"read","arguments":"{\"path\":\"f\"}"}]}`, app()),
+			toolCall("a", `"[1]"`), toolCall("a", `"not json"`), toolCall("a", `"{\"path\":\"f\"}"`), result("a", 4),
+			ap(event.TypeAssistantMessage, calls("b"), app())}), nil},
 		{"turns", "turn/start inside an open turn; turn/end and step/* outside one", in([]ops.Step{
 			ap(event.TypeTurnEnd, turnEnd, nil), ap(event.TypeStepStart, `{"turn":1,"step":1}`, nil), ap(event.TypeStepEnd, `{"turn":1,"step":1}`, nil),
 			ap(event.TypeTurnStart, turnStart, nil), ap(event.TypeTurnStart, `{"turn":2,"trigger":{"kind":"message"}}`, nil),

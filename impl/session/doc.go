@@ -34,5 +34,14 @@
 // Provenance and the bookkeeping queries) never wait for a store's write
 // (WithWriteAhead): they see the log as of the last completed append.
 // What can block: an append waits for the append before it, and for its
-// own write-ahead.
+// own write-ahead. AppendContext, AppendBatchContext and RepairContext
+// give the write a context (persist.cancelled when it ends first). A batch
+// (AppendBatch, a repair's closers) is written ahead in one call, so a
+// store makes it durable with one sync or one transaction; while it is
+// written, readers see the session as it was before the batch.
+//
+// WithObserver reports every append (its lock wait and its write), batch
+// and repair to an observe.Observer: log/slog (observe.Logger) or
+// OpenTelemetry (impl/surfaceotel). Off by default, at the cost of a nil
+// check.
 package session

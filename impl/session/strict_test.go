@@ -32,8 +32,10 @@ func TestStrictMode(t *testing.T) {
 		{event.TypeTurnStart, `{"turn":1,"trigger":{"kind":"message"}}`, nil, ""},                                                                                            //
 		{event.TypeTurnStart, `{"turn":2,"trigger":{"kind":"message"}}`, nil, event.CodeStrictTurnOpen},                                                                      // STRICT-3
 		{event.TypeUserMessage, user, ap, ""},                                                                                                                                //
-		{event.TypeAssistantMessage, `{"turn":1,"step":1,"content":[{"type":"tool-call","id":"a","name":"read","arguments":"{}"}]}`, ap, event.CodeStrictArgumentsNotObject}, // STRICT-2
+		{event.TypeAssistantMessage, `{"turn":1,"step":1,"content":[{"type":"tool-call","id":"a","name":"read","arguments":"[]"}]}`, ap, event.CodeStrictArgumentsNotObject}, // STRICT-2
+		{event.TypeAssistantMessage, `{"turn":1,"step":1,"content":[{"type":"tool-call","id":"a","name":"read","arguments":5}]}`, ap, event.CodeStrictArgumentsNotObject},    // STRICT-2
 		{event.TypeToolCall, `{"turn":1,"step":1,"callId":"a","name":"read","arguments":"not json"}`, nil, event.CodeStrictArgumentsNotObject},                               // STRICT-2
+		{event.TypeAssistantMessage, `{"turn":1,"step":1,"content":[{"type":"tool-call","id":"a","name":"read","arguments":"{\"path\":\"f\"}"}]}`, ap, ""},                   // STRICT-2: the seed system's form
 		{event.TypeAssistantMessage, calls, ap, ""},                                                                                                                          //
 		{event.TypeUserMessage, user, ap, event.CodeStrictCallsPending},                                                                                                      // STRICT-5
 		{event.TypeSteeringMessage, `{"turn":1,"content":[],"source":{"kind":"user"}}`, ap, event.CodeStrictCallsPending},                                                    // STRICT-5
