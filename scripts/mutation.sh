@@ -27,17 +27,19 @@ for m in "${names[@]}"; do
   patch="$root/scripts/mutants/$m.patch"
   if [ ! -f "$patch" ]; then echo "ERROR    $m: no such mutant"; bad=$((bad + 1)); continue; fi
   tests=$(sed -n 's/^tests: //p' "$patch" | head -1)
+  module=$(sed -n 's/^module: //p' "$patch" | head -1)   # a nested module's directory, when the tests are there
+  module=${module:-.}
   copy="$work/$m"
   mkdir -p "$copy"
   tar -C "$root" --exclude=.git --exclude=node_modules --exclude='*.test' -cf - . | tar -C "$copy" -xf -
   if ! (cd "$copy" && patch -p1 -s --no-backup-if-mismatch < "$patch"); then
     echo "ERROR    $m: the patch no longer applies (regenerate it against the current code)"; bad=$((bad + 1)); continue
   fi
-  if ! out=$(cd "$copy" && go vet $tests 2>&1); then
+  if ! out=$(cd "$copy/$module" && go vet $tests 2>&1); then
     echo "ERROR    $m: the mutant does not compile:"; printf '%s\n' "$out" | head -5; bad=$((bad + 1)); continue
   fi
   start=$(date +%s)
-  if out=$(cd "$copy" && timeout 900 go test -count=1 -failfast $tests 2>&1); then
+  if out=$(cd "$copy/$module" && timeout 900 go test -count=1 -failfast $tests 2>&1); then
     echo "SURVIVED $m ($(sed -n 's/^breaks: //p' "$patch" | head -1))"
     bad=$((bad + 1))
   else

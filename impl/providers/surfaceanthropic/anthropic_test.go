@@ -1,0 +1,128 @@
+package surfaceanthropic_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"pgregory.net/rapid"
+
+	"github.com/surfacelog/surface/impl/providers/convo"
+	"github.com/surfacelog/surface/impl/providers/internal/gen"
+	"github.com/surfacelog/surface/impl/providers/surfaceanthropic"
+	"github.com/surfacelog/surface/impl/view"
+)
+
+var adapter = gen.Adapter{
+	Request: func(msgs view.Messages) (any, []convo.Violation, error) {
+		p, err := surfaceanthropic.Messages(msgs)
+		return p, surfaceanthropic.Validate(p), err
+	},
+	Respond: func(r convo.Reply) []byte {
+		var content []map[string]any
+		for _, b := range r.Blocks {
+			switch b.Type {
+			case convo.Text:
+				content = append(content, map[string]any{"type": "text", "text": b.Text})
+			case convo.Reasoning:
+				content = append(content, map[string]any{"type": "thinking", "thinking": b.Text, "signature": "sig"})
+			case convo.ToolCall:
+				content = append(content, map[string]any{"type": "tool_use", "id": b.ID, "name": b.Name, "input": json.RawMessage(b.Arguments)})
+			}
+		}
+		out, _ := json.Marshal(map[string]any{"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test", "content": content,
+			"stop_reason": "end_turn", "usage": map[string]any{"input_tokens": r.Usage.InputTokens, "output_tokens": r.Usage.OutputTokens}})
+		return out
+	},
+	Decode: func(b []byte) (convo.Reply, error) {
+		var m anthropic.Message
+		if err := json.Unmarshal(b, &m); err != nil {
+			return convo.Reply{}, err
+		}
+		return surfaceanthropic.Reply(&m)
+	},
+	Carries: func(r convo.Reply) []convo.Block { return r.Blocks },
+}
+
+// TestRequestsPassValidate: over random agent sessions (tool traffic in
+// any order, steering, prunes, compactions, crash and repair), the
+// request passes Validate, and it keeps every text, call and result.
+func TestRequestsPassValidate(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		gen.CheckSessions(t, adapter)
+	})
+	rapid.Check(t, func(t *rapid.T) {
+		s := gen.Session(t)
+		p, err := surfaceanthropic.Messages(s.Messages())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := gen.CountsOf(s.Messages())
+		var got gen.Counts
+		for _, m := range p {
+			blocks := m.OfUser
+			var content []anthropic.ContentBlockParamUnion
+			if blocks != nil {
+				content = blocks.Content
+			} else {
+				content = m.OfAssistant.Content
+			}
+			for _, b := range content {
+				switch {
+				case b.OfToolUse != nil:
+					got.Calls++
+				case b.OfToolResult != nil:
+					got.Results++
+				case b.OfText != nil:
+					got.Texts++
+				}
+			}
+		}
+		if got != want {
+			t.Fatalf("the request has %+v, the messages %+v", got, want)
+		}
+	})
+}
+
+// TestRoundTrip: response -> events -> request keeps the content.
+func TestRoundTrip(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) { gen.CheckRoundTrip(t, adapter) })
+}
+
+// TestValidateCatches: each rule, broken on purpose.
+func TestValidateCatches(t *testing.T) {
+	user := func(b ...anthropic.ContentBlockParamUnion) anthropic.MessageParam { return anthropic.NewUserMessage(b...) }
+	asst := func(b ...anthropic.ContentBlockParamUnion) anthropic.MessageParam { return anthropic.NewAssistantMessage(b...) }
+	txt := anthropic.NewTextBlock
+	use := func(id string) anthropic.ContentBlockParamUnion {
+		return anthropic.NewToolUseBlock(id, json.RawMessage(`{}`), "read")
+	}
+	res := func(id string) anthropic.ContentBlockParamUnion { return anthropic.NewToolResultBlock(id, "ok", false) }
+	cases := []struct {
+		name string
+		msgs []anthropic.MessageParam
+		rule string
+	}{
+		{"ok", []anthropic.MessageParam{user(txt("q")), asst(use("a")), user(res("a"), txt("more")), asst(txt("done"))}, ""},
+		{"assistant first", []anthropic.MessageParam{asst(txt("hi"))}, "first_user"},
+		{"two users", []anthropic.MessageParam{user(txt("q")), user(txt("q2"))}, "alternation"},
+		{"empty", []anthropic.MessageParam{user()}, "empty_content"},
+		{"result after text", []anthropic.MessageParam{user(txt("q")), asst(use("a")), user(txt("x"), res("a"))}, "results_first"},
+		{"unanswered", []anthropic.MessageParam{user(txt("q")), asst(use("a")), user(txt("x"))}, "call_without_result"},
+		{"unanswered at the end", []anthropic.MessageParam{user(txt("q")), asst(use("a"))}, "call_without_result"},
+		{"stray result", []anthropic.MessageParam{user(txt("q")), asst(use("a")), user(res("a"), res("b"))}, "result_without_call"},
+		{"late result", []anthropic.MessageParam{user(txt("q")), asst(use("a")), user(res("a")), asst(txt("k")), user(res("a"))}, "result_without_call"},
+		{"answered twice", []anthropic.MessageParam{user(txt("q")), asst(use("a")), user(res("a"), res("a"))}, "duplicate_result"},
+		{"id twice", []anthropic.MessageParam{user(txt("q")), asst(use("a")), user(res("a")), asst(use("a")), user(res("a"))}, "duplicate_call"},
+	}
+	for _, c := range cases {
+		v := surfaceanthropic.Validate(c.msgs)
+		found := false
+		for _, x := range v {
+			found = found || x.Rule == c.rule
+		}
+		if c.rule == "" && len(v) > 0 || c.rule != "" && !found {
+			t.Errorf("%s: violations %v, want %q", c.name, v, c.rule)
+		}
+	}
+}

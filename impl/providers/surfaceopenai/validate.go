@@ -1,0 +1,177 @@
+package surfaceopenai
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/surfacelog/surface/impl/providers/convo"
+)
+
+// ValidateChat checks Chat Completions messages, as they go on the wire,
+// and returns every violation with its message index: roles are known;
+// a user message has content and an assistant message content or
+// tool_calls; a tool message answers a tool_call of the last assistant
+// message and follows it with nothing but other tool messages between;
+// every tool_call is answered before the next non-tool message; no call
+// id is used twice, and no call is answered twice.
+func ValidateChat(msgs []openai.ChatCompletionMessageParamUnion) []convo.Violation {
+	raw, err := json.Marshal(msgs)
+	if err != nil {
+		return []convo.Violation{{Index: -1, Rule: "encoding", Detail: err.Error()}}
+	}
+	var wire []struct {
+		Role       string          `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		ToolCallID string          `json:"tool_call_id"`
+		ToolCalls  []struct {
+			ID       string `json:"id"`
+			Function struct {
+				Name      string `json:"name"`
+				Arguments string `json:"arguments"`
+			} `json:"function"`
+		} `json:"tool_calls"`
+	}
+	if err := json.Unmarshal(raw, &wire); err != nil {
+		return []convo.Violation{{Index: -1, Rule: "encoding", Detail: err.Error()}}
+	}
+	var out []convo.Violation
+	add := func(i int, rule, format string, args ...any) {
+		out = append(out, convo.Violation{Index: i, Rule: rule, Detail: fmt.Sprintf(format, args...)})
+	}
+	seen := map[string]bool{}
+	var open []string // calls of the last assistant message not answered yet
+	answered := map[string]bool{}
+	closeOpen := func(i int) {
+		for _, id := range open {
+			if !answered[id] {
+				add(i, "call_without_result", "tool call %q is not answered before message %d", id, i)
+			}
+		}
+		open = nil
+	}
+	for i, m := range wire {
+		switch m.Role {
+		case "system", "developer", "user":
+			closeOpen(i)
+			if empty(m.Content) {
+				add(i, "empty_content", "a %s message without content", m.Role)
+			}
+		case "assistant":
+			closeOpen(i)
+			if empty(m.Content) && len(m.ToolCalls) == 0 {
+				add(i, "empty_content", "an assistant message with neither content nor tool_calls")
+			}
+			answered = map[string]bool{}
+			for _, c := range m.ToolCalls {
+				if seen[c.ID] {
+					add(i, "duplicate_call", "tool call id %q is used twice", c.ID)
+				}
+				seen[c.ID] = true
+				open = append(open, c.ID)
+				var args map[string]json.RawMessage
+				if json.Unmarshal([]byte(c.Function.Arguments), &args) != nil {
+					add(i, "arguments", "tool call %q: arguments are not a JSON object", c.ID)
+				}
+			}
+		case "tool":
+			switch {
+			case answered[m.ToolCallID]:
+				add(i, "duplicate_result", "a second tool message for %q", m.ToolCallID)
+			case !contains(open, m.ToolCallID):
+				add(i, "result_without_call", "tool message for %q answers no call of the assistant message before it", m.ToolCallID)
+			}
+			answered[m.ToolCallID] = true
+		default:
+			add(i, "roles", "role %q", m.Role)
+		}
+	}
+	closeOpen(len(wire))
+	return out
+}
+
+// ValidateResponses checks Responses API input items, as they go on the
+// wire: every function_call_output answers an earlier function_call, once;
+// every function_call is answered; no call_id is used twice; messages
+// have a known role and content.
+func ValidateResponses(items responses.ResponseInputParam) []convo.Violation {
+	raw, err := json.Marshal(items)
+	if err != nil {
+		return []convo.Violation{{Index: -1, Rule: "encoding", Detail: err.Error()}}
+	}
+	var wire []struct {
+		Type    string          `json:"type"`
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+		CallID  string          `json:"call_id"`
+		Args    string          `json:"arguments"`
+	}
+	if err := json.Unmarshal(raw, &wire); err != nil {
+		return []convo.Violation{{Index: -1, Rule: "encoding", Detail: err.Error()}}
+	}
+	var out []convo.Violation
+	add := func(i int, rule, format string, args ...any) {
+		out = append(out, convo.Violation{Index: i, Rule: rule, Detail: fmt.Sprintf(format, args...)})
+	}
+	calls := map[string]int{} // call_id -> index of its function_call
+	outputs := map[string]bool{}
+	for i, it := range wire {
+		switch it.Type {
+		case "message", "":
+			if it.Role != "user" && it.Role != "assistant" && it.Role != "system" && it.Role != "developer" {
+				add(i, "roles", "role %q", it.Role)
+			}
+			if empty(it.Content) {
+				add(i, "empty_content", "a %s message without content", it.Role)
+			}
+		case "function_call":
+			if _, dup := calls[it.CallID]; dup {
+				add(i, "duplicate_call", "call_id %q is used twice", it.CallID)
+			}
+			calls[it.CallID] = i
+			var args map[string]json.RawMessage
+			if json.Unmarshal([]byte(it.Args), &args) != nil {
+				add(i, "arguments", "call %q: arguments are not a JSON object", it.CallID)
+			}
+		case "function_call_output":
+			switch _, made := calls[it.CallID]; {
+			case outputs[it.CallID]:
+				add(i, "duplicate_result", "a second output for %q", it.CallID)
+			case !made:
+				add(i, "result_without_call", "output for %q answers no earlier function_call", it.CallID)
+			}
+			outputs[it.CallID] = true
+		default:
+			add(i, "roles", "item type %q", it.Type)
+		}
+	}
+	for i, it := range wire {
+		if it.Type == "function_call" && calls[it.CallID] == i && !outputs[it.CallID] {
+			add(i, "call_without_result", "function_call %q is not answered", it.CallID)
+		}
+	}
+	return out
+}
+
+func empty(raw json.RawMessage) bool {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s == ""
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) == nil {
+		return len(list) == 0
+	}
+	return true // null or absent
+}
+
+func contains(ids []string, id string) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
