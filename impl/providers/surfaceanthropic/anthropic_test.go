@@ -91,8 +91,12 @@ func TestRoundTrip(t *testing.T) {
 
 // TestValidateCatches: each rule, broken on purpose.
 func TestValidateCatches(t *testing.T) {
-	user := func(b ...anthropic.ContentBlockParamUnion) anthropic.MessageParam { return anthropic.NewUserMessage(b...) }
-	asst := func(b ...anthropic.ContentBlockParamUnion) anthropic.MessageParam { return anthropic.NewAssistantMessage(b...) }
+	user := func(b ...anthropic.ContentBlockParamUnion) anthropic.MessageParam {
+		return anthropic.NewUserMessage(b...)
+	}
+	asst := func(b ...anthropic.ContentBlockParamUnion) anthropic.MessageParam {
+		return anthropic.NewAssistantMessage(b...)
+	}
 	txt := anthropic.NewTextBlock
 	use := func(id string) anthropic.ContentBlockParamUnion {
 		return anthropic.NewToolUseBlock(id, json.RawMessage(`{}`), "read")

@@ -34,7 +34,7 @@ var chat = gen.Adapter{
 		msg := map[string]any{"role": "assistant", "content": strings.Join(text, "\n"), "tool_calls": calls}
 		out, _ := json.Marshal(map[string]any{"id": "c1", "object": "chat.completion", "created": 1, "model": "gpt-test",
 			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": msg}},
-			"usage": map[string]any{"prompt_tokens": r.Usage.InputTokens, "completion_tokens": r.Usage.OutputTokens, "total_tokens": r.Usage.InputTokens + r.Usage.OutputTokens}})
+			"usage":   map[string]any{"prompt_tokens": r.Usage.InputTokens, "completion_tokens": r.Usage.OutputTokens, "total_tokens": r.Usage.InputTokens + r.Usage.OutputTokens}})
 		return out
 	},
 	Decode: func(b []byte) (convo.Reply, error) {
