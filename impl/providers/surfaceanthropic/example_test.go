@@ -1,0 +1,78 @@
+package surfaceanthropic_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/providers/surfaceanthropic"
+	"github.com/surfacelog/surface/impl/session"
+)
+
+func text(t string) []json.RawMessage {
+	b, _ := json.Marshal(t)
+	return []json.RawMessage{json.RawMessage(`{"type":"text","text":` + string(b) + `}`)}
+}
+
+// From a session to the Messages API: the tool result and the steering
+// message typed after it are two user messages in the session; the
+// request has one, the result first.
+func ExampleMessages() {
+	s := session.New()
+	s.AppendTurnStart(event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
+	s.AppendUserMessage(event.UserMessageData{Content: text("Read a.go"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+	call := json.RawMessage(`{"type":"tool-call","id":"toolu_1","name":"read","arguments":"{\"path\":\"a.go\"}"}`)
+	s.AppendAssistantMessage(event.AssistantMessageData{Turn: 1, Step: 1, Content: []json.RawMessage{call}}, event.AppendIntent())
+	s.AppendToolResult(event.ToolResultData{Turn: 1, Step: 1, CallID: "toolu_1", Content: text("package a")}, event.AppendIntent())
+	s.AppendSteeringMessage(event.SteeringMessageData{Turn: 1, Content: text("and b.go"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+
+	params, err := surfaceanthropic.Messages(s.Messages())
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(s.Messages().Slice()), "session messages,", len(params), "request messages,", len(surfaceanthropic.Validate(params)), "violations")
+	last, _ := json.Marshal(params[2])
+	fmt.Println(string(last))
+	// Then send it: client.Messages.New(ctx, anthropic.MessageNewParams{Model: ..., MaxTokens: ..., Messages: params}).
+
+	// Output:
+	// 4 session messages, 3 request messages, 0 violations
+	// {"content":[{"tool_use_id":"toolu_1","is_error":false,"content":[{"text":"package a","type":"text"}],"type":"tool_result"},{"text":"\u003csteering source=\"user\"\u003e","type":"text"},{"text":"and b.go","type":"text"},{"text":"\u003c/steering\u003e","type":"text"}],"role":"user"}
+}
+
+// From a response to the session: Reply decodes it, Append records the
+// assistant message and a tool/call per call, with the usage and the
+// provenance; then the harness runs the calls and appends the results.
+func ExampleReply() {
+	s := session.New(session.WithStrict())
+	s.AppendTurnStart(event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
+	s.AppendUserMessage(event.UserMessageData{Content: text("Read a.go"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+
+	var resp anthropic.Message // what client.Messages.New returned
+	json.Unmarshal([]byte(`{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","stop_reason":"tool_use",
+		"content":[{"type":"text","text":"Reading it."},{"type":"tool_use","id":"toolu_1","name":"read","input":{"path":"a.go"}}],
+		"usage":{"input_tokens":12,"output_tokens":9}}`), &resp)
+	reply, err := surfaceanthropic.Reply(&resp)
+	if err != nil {
+		log.Fatal(err)
+	}
+	events, err := reply.Append(context.Background(), s, 1, 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, e := range events {
+		fmt.Println(e.Seq, e.Type, string(e.Data))
+	}
+	for _, c := range s.PendingCalls() {
+		s.AppendToolResult(event.ToolResultData{Turn: 1, Step: 1, CallID: c.ID, Content: text("package a")}, event.AppendIntent(c.CallSeq))
+	}
+	fmt.Println("pending:", len(s.PendingCalls()), "tokens:", s.Tokens())
+	// Output:
+	// 2 assistant/message {"turn":1,"step":1,"content":[{"type":"text","text":"Reading it."},{"type":"tool-call","id":"toolu_1","name":"read","arguments":"{\"path\":\"a.go\"}"}],"provenance":{"provider":"anthropic","model":"claude-sonnet-4-5"},"usage":{"inputTokens":12,"outputTokens":9}}
+	// 3 tool/call {"turn":1,"step":1,"callId":"toolu_1","name":"read","arguments":"{\"path\":\"a.go\"}"}
+	// pending: 0 tokens: 45
+}
