@@ -18,7 +18,9 @@ import (
 // two tool calls, their two results and an answer: 5 messages a turn.
 func history(b *testing.B, turns int) *session.Session {
 	s := session.New()
-	text := func(t string) []json.RawMessage { return []json.RawMessage{json.RawMessage(`{"type":"text","text":"` + t + `"}`)} }
+	text := func(t string) []json.RawMessage {
+		return []json.RawMessage{json.RawMessage(`{"type":"text","text":"` + t + `"}`)}
+	}
 	for t := int64(1); t <= int64(turns); t++ {
 		s.AppendTurnStart(event.TurnStartData{Turn: t, Trigger: json.RawMessage(`{"kind":"message"}`)})
 		s.AppendUserMessage(event.UserMessageData{Content: text("compare the two files, please"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
