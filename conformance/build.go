@@ -107,7 +107,7 @@ func fromCompactionOp(s ops.Step) (Step, bool) {
 		return st, true
 	case ops.KindCommit:
 		p, m := s.Provider, s.Model
-		return Step{Op: "compact_commit", Summary: s.Blocks, Provider: &p, Model: &m, MaxTokens: s.MaxTokens}, validBlocks(s.Blocks)
+		return Step{Op: "compact_commit", Summary: s.Blocks, Provider: &p, Model: &m, MaxTokens: s.MaxTokens, Plain: s.Plain}, validBlocks(s.Blocks)
 	case ops.KindAbort:
 		r := s.Reason
 		return Step{Op: "compact_abort", Reason: &r}, true
@@ -315,6 +315,9 @@ func (c *coverage) compaction(s Step, r Result, after ops.State) {
 		}
 	case "compact_commit":
 		c.add("COMP-5")
+		if !s.Plain && (r.Error == "" || r.Error == string(event.CodeCompactionNotSmaller)) {
+			c.add("COMP-11")
+		}
 		if r.Error == "" {
 			c.add("COMP-1", "COMP-2", "SURF-11", "SURF-14")
 			c.messages(after)

@@ -289,7 +289,7 @@ func (m *Machine) compaction(s Step) (Result, error) {
 		}
 		os = ops.Step{Kind: ops.KindBegin, Start: *s.Start, End: *s.End, Snap: s.Snap, V2: s.Vocabulary == "compaction"}
 	case "compact_commit":
-		os = ops.Step{Kind: ops.KindCommit, Blocks: s.Summary, MaxTokens: s.MaxTokens}
+		os = ops.Step{Kind: ops.KindCommit, Blocks: s.Summary, MaxTokens: s.MaxTokens, Plain: s.Plain}
 		if s.Provider != nil {
 			os.Provider = *s.Provider
 		}
@@ -324,6 +324,16 @@ func (m *Machine) compaction(s Step) (Result, error) {
 	}
 	var out ops.Outcome
 	m.d, out = ops.Apply(m.d, os)
+	if out.Code != "" && len(out.Events) > 0 {
+		// A refused commit that ended the compaction (range_changed,
+		// not_smaller): the error and the end event it appended.
+		evs := []json.RawMessage{}
+		for _, e := range out.Events {
+			b, _ := e.MarshalJSON()
+			evs = append(evs, b)
+		}
+		return Result{Error: string(out.Code), Events: &evs}, nil
+	}
 	if out.Code != "" {
 		return Result{}, event.Errorf(out.Code, -1, "%s", out.Code)
 	}

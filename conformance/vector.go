@@ -71,6 +71,9 @@ type Step struct {
 	Provider  *string           `json:"provider,omitempty"`
 	Model     *string           `json:"model,omitempty"`
 	MaxTokens *int64            `json:"maxTokens,omitempty"`
+	// Plain commits the summary unframed and without the size check
+	// (COMP-11: an option of this library, not the seed system's).
+	Plain bool `json:"plain,omitempty"`
 	// compact_abort: the reason.
 	Reason *string `json:"reason,omitempty"`
 	// prune: the node (Seq) and its new content.

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/message"
@@ -25,14 +27,101 @@ type Op struct {
 	Finished   bool
 }
 
-// Tokens is the default estimate of a message (COMP-5): its content
-// blocks' bytes over four, rounded up.
-func Tokens(m message.Message) int {
+// Tokens is the estimate of a message (COMP-5): the seed system's token
+// meter, 4 for the role plus, per block, ceil(units/4) + 4 where units are
+// UTF-16 code units: of the text (text, reasoning); of the name and,
+// separately, the arguments' JSON text (tool-call); a tool-result block
+// is its content's blocks + 4; any other block is its JSON text as
+// JavaScript's JSON.stringify writes it.
+func Tokens(m message.Message) int { return meterAll(m.Content) + 4 }
+
+func meterAll(blocks []json.RawMessage) int {
 	n := 0
-	for _, b := range m.Content {
-		n += len(b)
+	for _, b := range blocks {
+		n += meterOne(b)
 	}
-	return (n + 3) / 4
+	return n
+}
+
+func ceil4(n int) int { return (n + 3) / 4 }
+
+func units(s string) int { return len(utf16.Encode([]rune(s))) }
+
+func meterOne(b json.RawMessage) int {
+	var d struct {
+		Type      string            `json:"type"`
+		Text      *string           `json:"text"`
+		Name      string            `json:"name"`
+		Arguments json.RawMessage   `json:"arguments"`
+		Content   []json.RawMessage `json:"content"`
+	}
+	_ = json.Unmarshal(b, &d)
+	switch d.Type {
+	case "text", "reasoning":
+		if d.Text != nil {
+			return ceil4(units(*d.Text)) + 4
+		}
+	case "tool-call":
+		var args string
+		if json.Unmarshal(d.Arguments, &args) != nil {
+			return ceil4(units(d.Name)) + ceil4(jsTextUnits(d.Arguments)) + 4
+		}
+		return ceil4(units(d.Name)) + ceil4(units(args)) + 4
+	case "tool-result":
+		return meterAll(d.Content) + 4
+	}
+	return ceil4(jsTextUnits(b)) + 4
+}
+
+// jsTextUnits is the length, in UTF-16 units, of JSON.stringify(JSON.parse(b)).
+func jsTextUnits(b []byte) int {
+	n := 0
+	for i := 0; i < len(b); {
+		switch c := b[i]; {
+		case c == '"':
+			j := i + 1
+			for b[j] != '"' {
+				if b[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			n += units(stringifyLiteral(b[i : j+1]))
+			i = j + 1
+		case c == '-' || c >= '0' && c <= '9':
+			j := i
+			for j < len(b) && strings.ContainsRune("-+.eE0123456789", rune(b[j])) {
+				j++
+			}
+			f, _ := strconv.ParseFloat(string(b[i:j]), 64)
+			n += len(jsNumberText(f))
+			i = j
+		default:
+			n++
+			i++
+		}
+	}
+	return n
+}
+
+// jsNumberText is Number.prototype.toString of f: fixed notation when
+// 1e-6 <= |f| < 1e21 (by its decimal exponent), else d.ddde+x / d.ddde-x, with the shortest digits.
+func jsNumberText(f float64) string {
+	if f == 0 {
+		return "0"
+	}
+	if f < 0 {
+		return "-" + jsNumberText(-f)
+	}
+	mant, exp, _ := strings.Cut(strconv.FormatFloat(f, 'e', -1, 64), "e")
+	e, _ := strconv.Atoi(exp)
+	if e >= -6 && e < 21 { // 1e-6 is 0.000001, 1e-7 is 1e-7
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	if e > 0 {
+		return mant + "e+" + strconv.Itoa(e)
+	}
+	return mant + "e-" + strconv.Itoa(-e)
 }
 
 // pendingBefore returns, for each position of the surface and one more
@@ -170,8 +259,16 @@ func (op *Op) endData(errText string) (event.Type, string) {
 	return event.TypeCompactEnd, fmt.Sprintf(`{"turn":%s`, op.Turn) + tail
 }
 
-// Commit commits op with the summary blocks (COMP-5).
-func (s *Session) Commit(op *Op, summary []json.RawMessage, provider, model string, maxTokens *int64) ([]event.Event, error) {
+// preamble and the tags frame a summary in its user/message (COMP-11).
+const (
+	preamble = "This is an automatically generated checkpoint condensing an earlier span of the conversation to free up context. Treat the captured context as established background and build on it without restating it. Continue the task directly from the messages that follow, without acknowledging this checkpoint."
+	openTag  = "<compacted-summary>"
+	closeTag = "</compacted-summary>"
+)
+
+// Commit commits op with the summary blocks (COMP-5), framed and checked
+// for size (COMP-11) unless plain.
+func (s *Session) Commit(op *Op, summary []json.RawMessage, provider, model string, maxTokens *int64, plain bool) ([]event.Event, error) {
 	if op.Finished || openStartSeq(s.log) != op.StartSeq {
 		op.Finished = true
 		return nil, compErr(event.CodeCompactionFinished, "finished")
@@ -208,10 +305,24 @@ func (s *Session) Commit(op *Op, summary []json.RawMessage, provider, model stri
 	i := slices.Index(st.Surface, op.Shadowed[0])
 	if i < 0 || i+len(op.Shadowed) > len(st.Surface) || !slices.Equal(st.Surface[i:i+len(op.Shadowed)], op.Shadowed) {
 		t, d := op.endData(string(event.CodeCompactionRangeChanged))
-		if _, err := s.Append(t, json.RawMessage(d), nil); err != nil {
+		end, err := s.Append(t, json.RawMessage(d), nil)
+		if err != nil {
 			return nil, err
 		}
-		return nil, compErr(event.CodeCompactionRangeChanged, "range changed")
+		return []event.Event{end}, compErr(event.CodeCompactionRangeChanged, "range changed")
+	}
+	content := summary
+	if !plain {
+		content = append([]json.RawMessage{json.RawMessage(`{"type":"text","text":` + jsString(preamble+"\n\n"+openTag) + `}`)}, summary...)
+		content = append(content, json.RawMessage(`{"type":"text","text":`+jsString(closeTag)+`}`))
+		if framed := Tokens(message.Message{Role: message.RoleUser, Content: content}); framed >= op.TokenCount {
+			t, d := op.endData(fmt.Sprintf("summary is not smaller than the shadowed content (%d estimated framed tokens >= %d)", framed, op.TokenCount))
+			end, err := s.Append(t, json.RawMessage(d), nil)
+			if err != nil {
+				return nil, err
+			}
+			return []event.Event{end}, compErr(event.CodeCompactionNotSmaller, "not smaller")
+		}
 	}
 	var out []event.Event
 	rec, err := s.Append(summaryType, json.RawMessage(record), nil)
@@ -220,7 +331,7 @@ func (s *Session) Commit(op *Op, summary []json.RawMessage, provider, model stri
 	}
 	out = append(out, rec)
 	sources := append([]int64{op.StartSeq, rec.Seq}, op.Shadowed...)
-	msg := fmt.Sprintf(`{"content":%s,"source":{"kind":"plugin","plugin":"compact"}}`, blocks)
+	msg := fmt.Sprintf(`{"content":%s,"source":{"kind":"plugin","plugin":"compact"}}`, "["+joinRaw(content)+"]")
 	rep, err := s.Append(event.TypeUserMessage, json.RawMessage(msg), &event.Intent{Op: event.Replace(op.Start, op.End), Sources: sources})
 	if err != nil {
 		return out, err

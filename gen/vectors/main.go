@@ -377,10 +377,30 @@ func begin(start, end int64, how ...string) conformance.Step {
 	return st
 }
 
+// commit is a plain commit: the summary unframed, no size check (COMP-11),
+// so that short ranges can be committed; framed commits the seed
+// system's way.
 func commit(text string) conformance.Step {
+	st := framed(text)
+	st.Plain = true
+	return st
+}
+
+func framed(text string) conformance.Step {
 	p, m := "deepseek", "deepseek-chat"
 	max := int64(8192)
 	return conformance.Step{Op: "compact_commit", Summary: []json.RawMessage{json.RawMessage(`{"type":"text","text":"` + text + `"}`)}, Provider: &p, Model: &m, MaxTokens: &max}
+}
+
+// bigTurn is a turn whose prompt and answer are long enough that a framed
+// summary is smaller (seqs 0..2; nodes 1 and 2).
+func bigTurn() []conformance.Step {
+	long := strings.Repeat("The file defines the parser, its tests and a fuzz target; ", 12)
+	return conformance.FromOps([]ops.Step{
+		ap(event.TypeTurnStart, turnStart, nil),
+		ap(event.TypeUserMessage, `{"content":[{"type":"text","text":"`+long+`"}],"source":{"kind":"user"}}`, app()),
+		ap(event.TypeAssistantMessage, `{"turn":1,"step":1,"content":[{"type":"text","text":"`+long+`"}]}`, app()),
+	})
 }
 
 func abort(reason string) conformance.Step {
@@ -441,6 +461,10 @@ func compactions() []conformance.Vector {
 		desc  string
 		steps []conformance.Step
 	}{
+		{"commit.framed", "the seed system's commit (COMP-11): the replacing user/message carries the summary between the preamble and the tags; the record keeps it unframed", with(bigTurn(), steps(begin(1, 2), framed("a long prompt and its answer"), begin(1, 1)))},
+		{"commit.framed_v2", "a framed commit in the compaction/* vocabulary", with(bigTurn(), steps(begin(1, 2, "v2"), framed("a long prompt and its answer")))},
+		{"commit.not_smaller", "a framed summary not smaller than the range it would shadow: the end event says so with the estimates, nothing is replaced, the lock is free (COMP-11)", with(toolTurn(), steps(begin(1, 7), framed("a and b were read"), begin(1, 7), commit("a and b were read")))},
+		{"commit.not_smaller_equal", "the seed system's check is >=: a framed summary of exactly the shadowed estimate (182 tokens: 98 of framing, 84 of a 320-character block) is refused; one token less is committed", with(bigTurn(), steps(begin(1, 1), framed(strings.Repeat("y", 320)), begin(1, 1), framed(strings.Repeat("y", 316))))},
 		{"commit.exact_records", "begin, commit: start, summary record, replacing user/message with sources [start, summary, shadowed...], end; messages are the summary then the rest", with(toolTurn(), steps(begin(1, 7), commit("a and b were read")))},
 		{"commit.vocabulary_compaction", "the compaction/* records, with a compactionId", with(toolTurn(), steps(begin(1, 8, "v2"), commit("all of it")))},
 		{"begin.locked", "a second begin while one is open", with(toolTurn(), steps(begin(1, 1), begin(3, 7), abort("summariser failed"), begin(3, 7)))},

@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,7 +38,30 @@ type options struct {
 	id         string
 	snap       bool
 	estimate   Estimator
+	unframed   bool
+	unchecked  bool
 }
+
+// The framing of a summary in the user/message that replaces the range
+// (COMP-11), as the seed system writes it: a text block with the
+// preamble, two newlines and the opening tag; the summary's blocks; a text
+// block with the closing tag. The summary record keeps the summary as
+// given.
+const (
+	CheckpointPreamble = "This is an automatically generated checkpoint condensing an earlier span of the conversation to free up context. Treat the captured context as established background and build on it without restating it. Continue the task directly from the messages that follow, without acknowledging this checkpoint."
+	SummaryOpenTag     = "<compacted-summary>"
+	SummaryCloseTag    = "</compacted-summary>"
+)
+
+// WithoutFraming makes Commit write the summary's blocks as they are in
+// the replacing user/message, without the seed system's preamble and tags
+// (COMP-11). The seed system always frames.
+func WithoutFraming() Option { return func(o *options) { o.unframed = true } }
+
+// WithoutSizeCheck makes Commit accept a summary message whose estimate is
+// not smaller than the shadowed nodes' (COMP-11). The seed system always
+// checks.
+func WithoutSizeCheck() Option { return func(o *options) { o.unchecked = true } }
 
 // WithVocabulary chooses the records' vocabulary (default CompactEvents).
 func WithVocabulary(v Vocabulary) Option { return func(o *options) { o.vocabulary = v } }
@@ -300,7 +324,16 @@ func (op *Operation) finish() error {
 // still open. When the shadowed nodes are no longer the range they were at
 // Begin (another replace touched them), it appends the end event with the
 // error "compaction.range_changed" instead and returns that code.
-func (op *Operation) Commit(ctx context.Context, summary []json.RawMessage, meta Meta) (Result, error) {
+//
+// The user/message carries the summary framed as the seed system frames
+// it (COMP-11: Frame), and a summary message whose estimate is not smaller
+// than the shadowed nodes' (TokenCount) is refused: the end event records
+// "summary is not smaller than the shadowed content (F estimated framed
+// tokens >= N)" and Commit returns compaction.not_smaller.
+//
+// opts may turn the framing or the size check off for this commit
+// (WithoutFraming, WithoutSizeCheck), over the options given to Begin.
+func (op *Operation) Commit(ctx context.Context, summary []json.RawMessage, meta Meta, opts ...Option) (Result, error) {
 	if err := op.stillOpen(); err != nil {
 		return Result{}, err
 	}
@@ -323,6 +356,24 @@ func (op *Operation) Commit(ctx context.Context, summary []json.RawMessage, meta
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	res := Result{StartSeq: op.StartSeq, Start: op.Start, End: op.End, Shadowed: op.Shadowed, TokenCount: op.TokenCount}
+	o := op.opts
+	for _, f := range opts {
+		f(&o)
+	}
+	// The blocks as the log will hold them (compact), which is what the
+	// size check measures.
+	content := make([]json.RawMessage, len(summary))
+	for i, b := range summary {
+		var buf bytes.Buffer
+		if json.Compact(&buf, b) != nil {
+			content[i] = b // refused by the record's check already
+			continue
+		}
+		content[i] = buf.Bytes()
+	}
+	if !o.unframed {
+		content = Frame(content)
+	}
 	events, err := op.s.AppendBatchContext(ctx, func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
 		if err := t.endedElsewhere(op); err != nil {
@@ -331,12 +382,20 @@ func (op *Operation) Commit(ctx context.Context, summary []json.RawMessage, meta
 		if !sameRange(tx, op.Shadowed) {
 			return nil, event.Errorf(event.CodeCompactionRangeChanged, -1, "the nodes %d..%d changed since the compaction began at %d", op.Start, op.End, op.StartSeq)
 		}
+		if !o.unchecked {
+			// COMP-11: the summary message must be smaller than what it
+			// shadows, by the same estimate.
+			framed := o.estimate(message.Message{Role: message.RoleUser, Content: content})
+			if framed >= op.TokenCount {
+				return nil, event.Errorf(event.CodeCompactionNotSmaller, -1, "summary is not smaller than the shadowed content (%d estimated framed tokens >= %d)", framed, op.TokenCount)
+			}
+		}
 		next := int64(tx.Len())
 		res.SummarySeq, res.ReplaceSeq, res.EndSeq = next, next+1, next+2
 		sources := append([]int64{op.StartSeq, res.SummarySeq}, op.Shadowed...)
 		return []session.Draft{
 			{Type: op.summaryType(), Data: op.summaryData(summary, meta)},
-			{Type: event.TypeUserMessage, Data: userMessage(summary), Intent: &event.Intent{Op: event.Replace(op.Start, op.End), Sources: sources}},
+			{Type: event.TypeUserMessage, Data: userMessage(content), Intent: &event.Intent{Op: event.Replace(op.Start, op.End), Sources: sources}},
 			op.endDraft(""),
 		}, nil
 	})
@@ -351,6 +410,10 @@ func (op *Operation) Commit(ctx context.Context, summary []json.RawMessage, meta
 		// Not all of it was appended: release the lock. With the replace
 		// in the log the compaction happened; without it, it failed.
 		why := string(event.CodeOf(err)) // the rejection's stable code
+		var ee *event.Error
+		if errors.As(err, &ee) && ee.Code == event.CodeCompactionNotSmaller {
+			why = ee.Detail // the seed system's own text (COMP-11)
+		}
 		if why == "" {
 			why = err.Error()
 		}
@@ -515,9 +578,19 @@ func appendBlocks(b []byte, blocks []json.RawMessage) []byte {
 	return append(b, ']')
 }
 
+// Frame returns the content of the user/message that carries summary, as
+// the seed system frames it (COMP-11): the preamble and opening tag, the
+// summary's blocks, the closing tag.
+func Frame(summary []json.RawMessage) []json.RawMessage {
+	out := make([]json.RawMessage, 0, len(summary)+2)
+	out = append(out, json.RawMessage(`{"type":"text","text":`+message.QuoteJS(CheckpointPreamble+"\n\n"+SummaryOpenTag)+`}`))
+	out = append(out, summary...)
+	return append(out, json.RawMessage(`{"type":"text","text":`+message.QuoteJS(SummaryCloseTag)+`}`))
+}
+
 // userMessage is the data of the user/message that carries a summary.
-func userMessage(summary []json.RawMessage) json.RawMessage {
-	b := appendBlocks([]byte(`{"content":`), summary)
+func userMessage(content []json.RawMessage) json.RawMessage {
+	b := appendBlocks([]byte(`{"content":`), content)
 	return append(append(append(b, `,"source":`...), SummarySource...), '}')
 }
 

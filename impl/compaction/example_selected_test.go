@@ -13,7 +13,9 @@ import (
 )
 
 // The one call an agent makes when its context grows too large: fold
-// whole turns until the rest fits a budget, never the open turn.
+// whole turns until the rest fits a budget, never the open turn. The
+// summary replaces them framed as the seed system frames it (about 100
+// tokens of preamble and tags: COMP-11), and only if that is smaller.
 func ExampleCompactSelected() {
 	s := session.New()
 	text := func(t string) []json.RawMessage {
@@ -24,7 +26,7 @@ func ExampleCompactSelected() {
 	for turn := int64(1); turn <= 3; turn++ {
 		s.AppendTurnStart(event.TurnStartData{Turn: turn, Trigger: json.RawMessage(`{"kind":"message"}`)})
 		prompt, _ = s.AppendUserMessage(event.UserMessageData{Content: text(fmt.Sprintf("question %d", turn)), Source: user}, event.AppendIntent())
-		s.AppendAssistantMessage(event.AssistantMessageData{Turn: turn, Step: 1, Content: text(strings.Repeat("long answer ", 20))}, event.AppendIntent())
+		s.AppendAssistantMessage(event.AssistantMessageData{Turn: turn, Step: 1, Content: text(strings.Repeat("long answer ", 80))}, event.AppendIntent())
 		if turn < 3 {
 			s.AppendTurnEnd(event.TurnEndData{Turn: turn, Reason: json.RawMessage(`{"kind":"completed"}`)})
 		}
@@ -33,7 +35,7 @@ func ExampleCompactSelected() {
 		return text(fmt.Sprintf("%d earlier messages, summarised", len(op.Messages))), compaction.Meta{Provider: "local", Model: "fake"}, nil
 	}
 	fmt.Println("tokens before:", s.Tokens())
-	res, err := compaction.CompactSelected(context.Background(), s, compaction.TargetTokens(100, nil), summarize, nil)
+	res, err := compaction.CompactSelected(context.Background(), s, compaction.TargetTokens(400, nil), summarize, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -41,7 +43,7 @@ func ExampleCompactSelected() {
 	fmt.Println("folded:", res.Selection.Folded, "nodes; over budget:", res.Selection.OverBudget, "; open turn's prompt kept:", kept)
 	fmt.Println("tokens after:", s.Tokens())
 	// Output:
-	// tokens before: 228
+	// tokens before: 777
 	// folded: 4 nodes; over budget: false ; open turn's prompt kept: true
-	// tokens after: 90
+	// tokens after: 369
 }

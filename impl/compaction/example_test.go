@@ -33,10 +33,12 @@ func Example() {
 	call := json.RawMessage(`{"type":"tool-call","id":"c1","name":"read","arguments":{"path":"f.go"}}`)
 	must(s.AppendAssistantMessage(event.AssistantMessageData{Turn: 1, Step: 1, Content: []json.RawMessage{call}}, event.AppendIntent()))
 	tc := must(s.AppendToolCall(event.ToolCallData{Turn: 1, Step: 1, CallID: "c1", Name: "read", Arguments: `{"path":"f.go"}`}))
-	res := must(s.AppendToolResult(event.ToolResultData{Turn: 1, Step: 1, CallID: "c1", Content: text("func F() int { return 41 }"), IsError: false}, event.AppendIntent(tc.Seq)))
+	file := strings.Repeat("// F returns the answer.\\nfunc F() int { return 41 }\\n", 20)
+	res := must(s.AppendToolResult(event.ToolResultData{Turn: 1, Step: 1, CallID: "c1", Content: text(file), IsError: false}, event.AppendIntent(tc.Seq)))
 	must(s.AppendAssistantMessage(event.AssistantMessageData{Turn: 1, Step: 2, Content: text("F returns 41.")}, event.AppendIntent()))
 
-	// Fold the first four nodes (prompt, call, result, answer) into a summary.
+	// Fold the first four nodes (prompt, call, result, answer) into a summary:
+	// one user message, the summary framed as the seed system frames it.
 	summarise := func(ctx context.Context, op *compaction.Operation) ([]json.RawMessage, compaction.Meta, error) {
 		return text(fmt.Sprintf("Summary of %d messages: f.go defines F, which returns 41.", len(op.Messages))), compaction.Meta{Provider: "local", Model: "fake"}, nil
 	}
@@ -46,12 +48,12 @@ func Example() {
 		log.Fatal(err)
 	}
 	for _, m := range s.Messages().All() {
-		fmt.Println(m.Seq, m.Role, string(m.Content[0]))
+		fmt.Println(m.Seq, m.Role, len(m.Content), "blocks; the summary:", string(m.Content[1]))
 	}
-	fmt.Println("shadowed:", r.Shadowed, "result kept in the log:", s.Events()[res.Seq].Type)
+	fmt.Println("shadowed:", r.Shadowed, r.TokenCount, "tokens; result kept in the log:", s.Events()[res.Seq].Type)
 	// Output:
-	// 8 user {"type":"text","text":"Summary of 4 messages: f.go defines F, which returns 41."}
-	// shadowed: [1 2 4 5] result kept in the log: tool/result
+	// 8 user 3 blocks; the summary: {"type":"text","text":"Summary of 4 messages: f.go defines F, which returns 41."}
+	// shadowed: [1 2 4 5] 309 tokens; result kept in the log: tool/result
 }
 
 // A compaction in two phases: Begin takes the lock and hands out the
@@ -71,13 +73,16 @@ func ExampleBegin() {
 	_, err = compaction.Begin(context.Background(), s, 3, 3)
 	fmt.Println("second begin:", event.CodeOf(err))
 	fmt.Println("to summarise:", len(op.Messages), "messages,", op.TokenCount, "tokens")
-	if _, err := op.Commit(context.Background(), []json.RawMessage{json.RawMessage(`{"type":"text","text":"a and b"}`)}, compaction.Meta{Provider: "p", Model: "m"}); err != nil {
+	// Two short messages: the seed system's framing alone (about 100
+	// tokens) is larger than they are, so commit the summary as it is.
+	plain := []compaction.Option{compaction.WithoutFraming(), compaction.WithoutSizeCheck()}
+	if _, err := op.Commit(context.Background(), []json.RawMessage{json.RawMessage(`{"type":"text","text":"a and b"}`)}, compaction.Meta{Provider: "p", Model: "m"}, plain...); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("surface:", s.Surface())
 	// Output:
 	// second begin: compaction.locked
-	// to summarise: 2 messages, 14 tokens
+	// to summarise: 2 messages, 18 tokens
 	// surface: [6 3]
 }
 
@@ -97,7 +102,7 @@ func ExamplePruneToolResult() {
 	fmt.Println("pruned", p.TokenCount, "tokens")
 	fmt.Println(string(s.Messages().At(1).Content[0]))
 	// Output:
-	// pruned 1524 tokens
+	// pruned 1262 tokens
 	// {"type":"tool-result","toolCallId":"c1","content":[{"type":"text","text":"[1000 files, pruned]"}],"isError":false}
 }
 

@@ -31,7 +31,7 @@ func TestObservedCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := s.Tokens()
-	if _, err := compaction.Compact(context.Background(), s, first[0], first[len(first)-1], summary); err != nil {
+	if _, err := compaction.Compact(context.Background(), s, first[0], first[len(first)-1], summary, plain...); err != nil {
 		t.Fatal(err)
 	}
 	failing := func(context.Context, *compaction.Operation) ([]json.RawMessage, compaction.Meta, error) {

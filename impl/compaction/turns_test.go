@@ -82,7 +82,7 @@ func TestSelectTurnAware(t *testing.T) {
 		// folded, and the selection says the budget is not met.
 		{"TargetTokens(900)", compaction.TargetTokens(900, nil), nil, last(t3), true, nil},
 		// Enough room for turn 3 too: only turns 1 and 2 go.
-		{"TargetTokens(1150)", compaction.TargetTokens(1150, nil), nil, last(t2), false, nil},
+		{"TargetTokens(1100)", compaction.TargetTokens(1100, nil), nil, last(t2), false, nil},
 		{"TargetTokens(huge)", compaction.TargetTokens(1<<30, nil), nil, 0, false, event.CodeCompactionNothingToCompact},
 		// Asked explicitly, a selection may fold into the open turn, at a
 		// balanced cut: up to the call of r4, whose result is pending... no:
@@ -176,7 +176,7 @@ func TestCompactSelectedUnderConcurrentAppends(t *testing.T) {
 	for i := 0; i < 50; i++ {
 		// A new complete turn each time, so there is always one to fold.
 		fullTurn(t, s, 3+i, 40, 0, false)
-		res, err := compaction.CompactSelected(context.Background(), s, compaction.KeepTurns(1), summarize, nil, compaction.WithVocabulary(compaction.CompactionEvents))
+		res, err := compaction.CompactSelected(context.Background(), s, compaction.KeepTurns(1), summarize, nil, append(plain, compaction.WithVocabulary(compaction.CompactionEvents))...)
 		if err != nil {
 			t.Fatalf("compaction %d: %v", i, err)
 		}

@@ -106,7 +106,7 @@ func TestCompactNeverWedges(t *testing.T) {
 	// And after all that, a compaction works.
 	if _, err := compaction.Compact(context.Background(), s, nodes[0], nodes[len(nodes)-1], func(ctx context.Context, op *compaction.Operation) ([]json.RawMessage, compaction.Meta, error) {
 		return summary, compaction.Meta{Provider: "p", Model: "m"}, nil
-	}); err != nil {
+	}, plain...); err != nil {
 		t.Fatal(err)
 	}
 	// A context cancelled before Begin begins nothing.
@@ -134,7 +134,7 @@ func TestCommitRefusalKeepsTheOperation(t *testing.T) {
 			t.Fatalf("commit %s: %v", bad, err)
 		}
 	}
-	if _, err := op.Commit(context.Background(), summary, compaction.Meta{Provider: "p", Model: "m"}); err != nil {
+	if _, err := op.Commit(context.Background(), summary, compaction.Meta{Provider: "p", Model: "m"}, plain...); err != nil {
 		t.Fatal(err)
 	}
 }

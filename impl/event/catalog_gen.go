@@ -121,6 +121,8 @@ const (
 	CodeCompactionNothingToCompact Code = "compaction.nothing_to_compact"
 	// CodeCompactionRangeChanged (COMP-5): The shadowed nodes are no longer the range they were at Begin; the compaction was ended with an error.
 	CodeCompactionRangeChanged Code = "compaction.range_changed"
+	// CodeCompactionNotSmaller (COMP-11): The summary message (framed, unless framing is off) is not smaller than the nodes it would shadow, by the same token estimate: the compaction ends with the error "summary is not smaller than the shadowed content (F estimated framed tokens >= S)" and nothing is replaced.
+	CodeCompactionNotSmaller Code = "compaction.not_smaller"
 	// CodeCompactionFinished (COMP-5): Commit or Abort on a compaction that was already committed or aborted.
 	CodeCompactionFinished Code = "compaction.finished"
 	// CodeCompactionSummaryInvalid (COMP-9): A summary that providers would refuse in a user message: an empty list, a tool-call or tool-result block, or a block that is not text or image.
@@ -187,6 +189,7 @@ var allCodes = []Code{
 	CodeCompactionUnbalanced,
 	CodeCompactionNothingToCompact,
 	CodeCompactionRangeChanged,
+	CodeCompactionNotSmaller,
 	CodeCompactionFinished,
 	CodeCompactionSummaryInvalid,
 	CodeCompactionNotPrunable,
@@ -210,6 +213,7 @@ var CodeRule = map[Code]string{
 	CodeCompactionLocked:           "COMP-2",
 	CodeCompactionNoTurn:           "COMP-3",
 	CodeCompactionNotPrunable:      "COMP-7",
+	CodeCompactionNotSmaller:       "COMP-11",
 	CodeCompactionNothingToCompact: "COMP-4",
 	CodeCompactionRangeChanged:     "COMP-5",
 	CodeCompactionSummaryInvalid:   "COMP-9",

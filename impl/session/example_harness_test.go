@@ -35,7 +35,7 @@ func ExampleSession_PendingCalls() {
 	// Output:
 	// turn 1 step 1 next turn 2
 	// still waiting for b made by event 3
-	// tokens: 73
+	// tokens: 50
 }
 
 // Strict mode refuses at append what providers refuse: here a prompt

@@ -123,7 +123,7 @@ func TestMetricsAndSpans(t *testing.T) {
 	summary := func(context.Context, *compaction.Operation) ([]json.RawMessage, compaction.Meta, error) {
 		return []json.RawMessage{raw(`{"type":"text","text":"s"}`)}, compaction.Meta{Provider: "p", Model: "m"}, nil
 	}
-	res, err := compaction.Compact(ctx, s.Session, 1, 4, summary, compaction.WithVocabulary(compaction.CompactionEvents))
+	res, err := compaction.Compact(ctx, s.Session, 1, 4, summary, compaction.WithVocabulary(compaction.CompactionEvents), compaction.WithoutFraming(), compaction.WithoutSizeCheck())
 	if err != nil {
 		t.Fatal(err)
 	}

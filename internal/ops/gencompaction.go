@@ -52,6 +52,10 @@ func GenBegin(t Chooser, st State) Step {
 // GenCommit returns a commit of the open compaction.
 func GenCommit(t Chooser, st State) Step {
 	s := Step{Kind: KindCommit, Blocks: genBlocks(t, "summary"), Provider: genString(t, "provider"), Model: pick(t, []string{"m1", "deepseek-chat"}, "model")}
+	// Framed commits of the short ranges drawn here are mostly refused as
+	// not smaller (COMP-11): two in three commits are plain, so that
+	// commits also succeed.
+	s.Plain = between(t, 0, 2, "plain") > 0
 	if boolean(t, "maxTokens") {
 		m := between(t, 1, 100000, "max")
 		s.MaxTokens = &m

@@ -72,6 +72,9 @@ type Step struct {
 	Blocks          []json.RawMessage
 	Provider, Model string
 	MaxTokens       *int64
+	// Plain commits the summary unframed and without the size check
+	// (COMP-11).
+	Plain bool
 	// Abort: the reason.
 	Reason string
 	// Select: keep the last KeepLast nodes, or (KeepLast < 0) KeepTokens.
@@ -310,11 +313,14 @@ func (d *Impl) Commit(s Step) ([]event.Event, error) {
 		return nil, event.Errorf(event.CodeCompactionFinished, -1, "no open operation")
 	}
 	n := d.S.Len()
-	_, err := d.op.Commit(context.Background(), s.Blocks, compaction.Meta{Provider: s.Provider, Model: s.Model, MaxTokens: s.MaxTokens})
-	if err != nil {
-		return nil, err
+	var opts []compaction.Option
+	if s.Plain {
+		opts = append(opts, compaction.WithoutFraming(), compaction.WithoutSizeCheck())
 	}
-	return d.appendedSince(n), nil
+	_, err := d.op.Commit(context.Background(), s.Blocks, compaction.Meta{Provider: s.Provider, Model: s.Model, MaxTokens: s.MaxTokens}, opts...)
+	// A refused commit may have ended the compaction (range_changed,
+	// not_smaller): its end event is reported with the error.
+	return d.appendedSince(n), err
 }
 
 func (d *Impl) Abort(reason string) ([]event.Event, error) {
@@ -470,7 +476,7 @@ func (d *Model) Commit(s Step) ([]event.Event, error) {
 	if d.op == nil {
 		return nil, event.Errorf(event.CodeCompactionFinished, -1, "no open operation")
 	}
-	return d.S.Commit(d.op, s.Blocks, s.Provider, s.Model, s.MaxTokens)
+	return d.S.Commit(d.op, s.Blocks, s.Provider, s.Model, s.MaxTokens, s.Plain)
 }
 
 func (d *Model) Abort(reason string) ([]event.Event, error) {
