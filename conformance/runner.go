@@ -266,7 +266,32 @@ func signature(i int, op string, want, got Result) string {
 	w, _ := json.Marshal(normalize(want))
 	g, _ := json.Marshal(normalize(got))
 	sum := sha256.Sum256(append(append(w, 0), g...))
-	return fmt.Sprintf("step %d %s: want %s, got %s [%x]", i, op, short(want), short(got), sum[:6])
+	sig := fmt.Sprintf("step %d %s: want %s, got %s", i, op, short(want), short(got))
+	if short(want) == short(got) {
+		// The same outcome, different details: name the members that
+		// differ, so the line never reads "want X, got X".
+		sig += " (" + strings.Join(differing(want, got), ", ") + " differ)"
+	}
+	return fmt.Sprintf("%s [%x]", sig, sum[:6])
+}
+
+// differing lists the members of two results whose values differ.
+func differing(want, got Result) []string {
+	w, _ := normalize(want).(map[string]any)
+	g, _ := normalize(got).(map[string]any)
+	var out []string
+	for k, v := range w {
+		if !reflect.DeepEqual(v, g[k]) {
+			out = append(out, k)
+		}
+	}
+	for k := range g {
+		if _, ok := w[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // describe is the step as JSON, cut at 300 bytes unless verbose.

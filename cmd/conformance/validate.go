@@ -223,10 +223,31 @@ func checkLog(name string, events []event.Event, withModel bool, prog *progress,
 		fmt.Fprintf(stdout, "%s: INVALID repair fails: %s\n", name, err)
 		return validInvalid
 	} else if len(closers) > 0 {
-		open = fmt.Sprintf(" (last turn open: resume will append %d closers)", len(closers))
+		open = fmt.Sprintf(" (%s: resume will append %d closers)", whatIsOpen(closers), len(closers))
 	}
 	fmt.Fprintf(stdout, "%s: OK %d events, %d surface nodes, %d messages%s%s\n", name, len(events), s.Surface().Len(), s.Messages().Len(), open, note)
 	return validOK
+}
+
+// whatIsOpen names what a repair's closers close (REP-6): the last turn,
+// an open compaction, or both.
+func whatIsOpen(closers []event.Event) string {
+	turn, compaction := false, false
+	for _, c := range closers {
+		switch c.Type {
+		case event.TypeCompactEnd, event.TypeCompactionEnd:
+			compaction = true
+		default:
+			turn = true
+		}
+	}
+	switch {
+	case turn && compaction:
+		return "last turn and a compaction open"
+	case compaction:
+		return "a compaction open"
+	}
+	return "last turn open"
 }
 
 // modelDisagrees returns why the model's verdict on events differs from
