@@ -396,6 +396,7 @@ func toMessage(e event.Event) (message.Message, bool) {
 		}
 		m.Role = message.RoleAssistant
 		m.Content = content
+		m.Provenance = raw["provenance"] // nil when the event has none
 	case event.TypeToolResult:
 		block := fmt.Sprintf(`{"type":"tool-result","toolCallId":%s,"content":%s,"isError":%s}`, d.CallID, raw["content"], d.IsError)
 		m.Content = []json.RawMessage{json.RawMessage(block)}

@@ -157,6 +157,7 @@ func edge() []conformance.Vector {
 		{"data.wrong_kind", withBase(ap(event.TypeStepStart, `{"turn":"1","step":1}`, nil))},
 		{"data.bad_block", withBase(ap(event.TypeUserMessage, `{"content":["text"],"source":{"kind":"u"}}`, app()))},
 		{"data.enum", withBase(ap(event.TypeRequestHeader, `{"header":{},"reason":"fallback"}`, nil))},
+		{"derive.provenance", withBase(ap(event.TypeAssistantMessage, `{"turn":1,"step":1,"content":[{"type":"text","text":"hi"}],"provenance":{"provider":"deepseek","model":"deepseek-chat"}}`, app()), ap(event.TypeAssistantMessage, `{"turn":1,"step":2,"content":[{"type":"text","text":"no provenance"}]}`, app()))},
 		{"data.extra_members_allowed", withBase(ap(event.TypeUserMessage, `{"content":[],"source":{"kind":"user","id":7},"x":[1]}`, app()))},
 		{"marker.forbidden_on_chunk", withBase(ap(event.TypeAssistantChunk, chunk, app()))},
 		{"marker.sources_forbidden", withBase(ap(event.TypeToolCall, `{"turn":1,"step":1,"callId":"c","name":"n","arguments":"{}"}`, &event.Intent{Sources: []int64{0}}))},

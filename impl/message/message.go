@@ -33,6 +33,9 @@ type Message struct {
 	// Content holds the content blocks as JSON text. Blocks taken from the
 	// event keep their stored bytes (SURF-22).
 	Content []json.RawMessage `json:"content"`
+	// Provenance is an assistant message's provenance as its event stored
+	// it ({provider, model, ...}), nil when the event has none (SURF-20).
+	Provenance json.RawMessage `json:"provenance,omitempty"`
 }
 
 // FromEvent maps a validated surface-eligible event to its message. ok is
@@ -49,6 +52,9 @@ func FromEvent(e *event.Event) (m Message, ok bool) {
 		m.Content = blocks(e.Data)
 		if len(m.Content) == 0 {
 			return Message{}, false
+		}
+		if p, ok := event.ObjectMember(e.Data, "provenance"); ok {
+			m.Provenance = json.RawMessage(p)
 		}
 	case event.TypeToolResult:
 		m.Role = RoleUser

@@ -360,7 +360,7 @@ class Session {
       }
       switch (e.type) {
         case 'user/message': out.push({ seq, role: 'user', content }); break
-        case 'assistant/message': if (content.length > 0) out.push({ seq, role: 'assistant', content }); break
+        case 'assistant/message': if (content.length > 0) out.push(d.provenance !== undefined ? { seq, role: 'assistant', content, provenance: d.provenance } : { seq, role: 'assistant', content }); break
         case 'tool/result': out.push({ seq, role: 'user', content: [{ type: 'tool-result', toolCallId: d.callId!, content, isError: d.isError! }] }); break
         case 'context/message': out.push({ seq, role: 'user', content: d.envelope === 'raw' ? content : tagged('context') }); break
         case 'steering/message': out.push({ seq, role: 'user', content: tagged('steering') }); break
