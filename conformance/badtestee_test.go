@@ -167,6 +167,16 @@ func TestKnownFailures(t *testing.T) {
 	if rep.OK() || len(rep.Stale) != 1 || !strings.Contains(rep.Stale[0], "differently") {
 		t.Fatalf("failing differently was not reported: %v", rep.Stale)
 	}
+	// A "differs:" entry (from a vector's difference tags) accepts any
+	// failure, and is still stale when the vector passes.
+	rep, _ = conformance.Run([]conformance.Vector{broken}, conformance.NewImplMachine(), conformance.Options{KnownFailures: map[string]string{v.ID: conformance.DiffersPrefix + "D2"}})
+	if !rep.OK() {
+		t.Fatalf("a differs: known failure failed the run: %v", rep.Stale)
+	}
+	rep, _ = conformance.Run([]conformance.Vector{v}, conformance.NewImplMachine(), conformance.Options{KnownFailures: map[string]string{v.ID: conformance.DiffersPrefix + "D2"}})
+	if rep.OK() || len(rep.Stale) != 1 {
+		t.Fatalf("a passing differs: entry was not stale: %v", rep.Stale)
+	}
 	// The same step and op, both answers successes, but different ones:
 	// that is failing differently too.
 	other := broken

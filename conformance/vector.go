@@ -35,6 +35,9 @@ type Vector struct {
 	Tier        string   `json:"tier"`
 	Rules       []string `json:"rules"`
 	Features    []string `json:"features"`
+	// Differences are the rows of spec/DIFFERENCES.md the vector shows:
+	// where the seed system, as a testee, is expected to fail it.
+	Differences []string `json:"differences,omitempty"`
 	Description string   `json:"description,omitempty"`
 	Steps       []Step   `json:"steps"`
 }

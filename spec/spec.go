@@ -40,3 +40,24 @@ func Rules() []Rule {
 	}
 	return out
 }
+
+//go:embed DIFFERENCES.md
+var DifferencesMarkdown string
+
+// Difference is one row of DIFFERENCES.md: a deliberate difference from
+// the seed system.
+type Difference struct {
+	ID    string // e.g. "D2"
+	Topic string // e.g. "check order"
+}
+
+var differenceRow = regexp.MustCompile(`(?m)^\| (D\d+) \| ([^|]*) \|`)
+
+// Differences returns the rows of DIFFERENCES.md in document order.
+func Differences() []Difference {
+	var out []Difference
+	for _, m := range differenceRow.FindAllStringSubmatch(DifferencesMarkdown, -1) {
+		out = append(out, Difference{ID: m[1], Topic: m[2]})
+	}
+	return out
+}

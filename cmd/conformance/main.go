@@ -6,7 +6,8 @@
 //	conformance testee [--model]           serve the testee protocol on stdin/stdout (spec/PROTOCOL.md)
 //	conformance random [flags]             random differential runs against the model (gopter), shrunk on failure
 //	conformance validate FILE...           check a persisted log (JSONL or SQLite) against the spec
-//	conformance coverage                   the rule and error-code coverage of the vectors
+//	conformance coverage                   the rule, error-code and difference coverage of the vectors
+//	conformance known-failures             the vectors the seed system is expected to fail (their D-rows)
 //
 // Exit status: 0 pass, 1 failures (or a run that proves nothing: no vector
 // selected, every vector skipped, no core feature), 2 usage or runner error.
@@ -46,10 +47,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return validateCmd(args, stdout, stderr)
 	case "coverage":
 		return coverageCmd(args, stdout, stderr)
+	case "known-failures":
+		return knownFailuresCmd(args, stdout, stderr)
 	case "help", "-h", "--help":
 		return helpCmd(stdout)
 	default:
-		fmt.Fprintf(stderr, "conformance: unknown command %q (want run, testee, random, validate or coverage)\n", cmd)
+		fmt.Fprintf(stderr, "conformance: unknown command %q (want run, testee, random, validate, coverage or known-failures)\n", cmd)
 		return 2
 	}
 }
@@ -63,7 +66,8 @@ var commands = []struct {
 	{"testee", "conformance testee [--model]", "serve the testee protocol on stdin/stdout", func() *flag.FlagSet { fs, _ := testeeFlags(); return fs }},
 	{"random", "conformance random [flags]", "random differential runs, implementation against model, shrunk on failure", func() *flag.FlagSet { fs, _ := randomFlags(); return fs }},
 	{"validate", "conformance validate [flags] FILE|POSTGRES-URL...", "check stored logs (JSONL files, SQLite databases, postgres:// URLs) against the spec, read-only", func() *flag.FlagSet { fs, _ := validateFlags(io.Discard); return fs }},
-	{"coverage", "conformance coverage", "the rules and error codes the vectors cover", nil},
+	{"coverage", "conformance coverage", "the rules, error codes and differences the vectors cover", nil},
+	{"known-failures", "conformance known-failures", "the vectors the seed system is expected to fail, from their difference tags", nil},
 	{"help", "conformance help", "this list", nil},
 }
 
@@ -401,5 +405,47 @@ func coverageCmd(args []string, stdout, stderr io.Writer) int {
 	for _, c := range event.Codes() {
 		fmt.Fprintf(stdout, "| %s | %d |\n", c, codes[string(c)])
 	}
+	diffs := conformance.DifferenceCoverage(vectors)
+	fmt.Fprintf(stdout, "\n| difference | vectors |\n| --- | --- |\n")
+	var without []string
+	for _, d := range spec.Differences() {
+		n := fmt.Sprint(diffs[d.ID])
+		if why, ok := conformance.NoVector[d.ID]; ok {
+			n = "none: " + why
+		} else if diffs[d.ID] == 0 {
+			without = append(without, d.ID)
+		}
+		fmt.Fprintf(stdout, "| %s (%s) | %s |\n", d.ID, d.Topic, n)
+	}
+	if len(without) > 0 {
+		fmt.Fprintf(stdout, "\nrows without a vector: %s\n", strings.Join(without, ", "))
+	}
+	return 0
+}
+
+// knownFailuresCmd prints, as a known-failures file, the vectors the seed
+// system is expected to fail, from their difference tags.
+func knownFailuresCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("known-failures", flag.ContinueOnError)
+	if code := parse(fs, "known-failures", args, stderr); code >= 0 {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "conformance known-failures: takes no operands")
+		return 2
+	}
+	vectors, err := conformance.Embedded()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	k := conformance.KnownFailures{Comment: "The vectors the seed system is expected to fail: their differences tags (spec/DIFFERENCES.md). Written by `conformance known-failures`; a differs: signature accepts any failure.", Failures: map[string]string{}}
+	for _, v := range vectors {
+		if len(v.Differences) > 0 {
+			k.Failures[v.ID] = conformance.DiffersPrefix + strings.Join(v.Differences, ", ")
+		}
+	}
+	b, _ := json.MarshalIndent(k, "", "  ")
+	fmt.Fprintln(stdout, string(b))
 	return 0
 }
