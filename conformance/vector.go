@@ -31,10 +31,10 @@ const (
 // Vector is one conformance test: a sequence of steps, each with its
 // expected result (spec/schemas/vector.schema.json).
 type Vector struct {
-	ID          string   `json:"id"`
-	Tier        string   `json:"tier"`
-	Rules       []string `json:"rules"`
-	Features    []string `json:"features"`
+	ID       string   `json:"id"`
+	Tier     string   `json:"tier"`
+	Rules    []string `json:"rules"`
+	Features []string `json:"features"`
 	// Differences are the rows of spec/DIFFERENCES.md the vector shows:
 	// where the seed system, as a testee, is expected to fail it.
 	Differences []string `json:"differences,omitempty"`
