@@ -1,6 +1,8 @@
 package conformance_test
 
 import (
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/surfacelog/surface/conformance"
@@ -38,6 +40,32 @@ func TestDifferenceCoverage(t *testing.T) {
 	for row := range conformance.NoVector {
 		if !rows[row] {
 			t.Errorf("NoVector lists %s, which DIFFERENCES.md does not have", row)
+		}
+	}
+}
+
+// TestDecisionsArePinned: every vector that spec/README.md §12 names as
+// pinning a decision exists.
+func TestDecisionsArePinned(t *testing.T) {
+	vectors, err := conformance.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, v := range vectors {
+		ids[v.ID] = true
+	}
+	i := strings.Index(spec.Markdown, "## 12. Decisions")
+	if i < 0 {
+		t.Fatal("spec/README.md has no section 12 (decisions)")
+	}
+	named := regexp.MustCompile("`([a-z_]+(?:\\.[a-z0-9_]+)+\\.[0-9]{3})`").FindAllStringSubmatch(spec.Markdown[i:], -1)
+	if len(named) < 12 {
+		t.Fatalf("section 12 names %d vectors", len(named))
+	}
+	for _, m := range named {
+		if !ids[m[1]] {
+			t.Errorf("section 12 names %s, which is not a vector", m[1])
 		}
 	}
 }

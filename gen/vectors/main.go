@@ -80,6 +80,7 @@ var shows = map[string][]string{
 	"D29": {"strict."},
 	"D30": {"compaction.commit.summary_invalid", "compaction.commit.bad_summary"},
 	"D33": {"compaction.commit.not_smaller"},
+	"D36": {"compaction.abort.reason"},
 }
 
 // differencesOf returns the rows v shows: by its id (shows), and D32 for
@@ -406,6 +407,8 @@ func repairs() []conformance.Vector {
 		{"closed_compaction", []ops.Step{start, ap(event.TypeCompactStart, `{"turn":7}`, nil), ap(event.TypeCompactEnd, `{"turn":7,"error":"no summary"}`, nil), end}, []string{"REP-1", "COMP-2"}},
 		{"other_compaction_id", []ops.Step{ap(event.TypeCompactionStart, `{"compactionId":"k1","turn":null}`, nil),
 			ap(event.TypeCompactionEnd, `{"compactionId":"k2","turn":null}`, nil)}, []string{"REP-6", "COMP-2"}},
+		{"same_compaction_id_escaped", []ops.Step{ap(event.TypeCompactionStart, `{"compactionId":"k1","turn":null}`, nil),
+			ap(event.TypeCompactionEnd, `{"compactionId":"k\u0031","turn":null}`, nil)}, []string{"REP-6", "COMP-2"}},
 	}
 	var out []conformance.Vector
 	for _, c := range cases {
@@ -540,6 +543,7 @@ func compactions() []conformance.Vector {
 			conformance.Step{Op: "compact_commit", Summary: []json.RawMessage{json.RawMessage(`{"type":"text"}`)}},
 			commit("ok now")))},
 		{"commit.ended_elsewhere", "a compaction whose end event a repair appended cannot be committed or aborted: compaction.finished, nothing appended", with(toolTurn(), steps(begin(1, 1), conformance.Step{Op: "repair"}, commit("too late"), abort("too late")))},
+		{"commit.no_provider", "a commit without provider or model records them as empty strings", with(bigTurn(), steps(begin(1, 2), conformance.Step{Op: "compact_commit", Summary: []json.RawMessage{json.RawMessage(`{"type":"text","text":"both"}`)}}))},
 		{"abort.reason", "abort ends the compaction with the reason and replaces nothing", with(toolTurn(), steps(begin(1, 8), abort("context \"overflow\""), begin(1, 8), abort("")))},
 		{"prune.exact", "a prune: the record, then a tool/result with the same members but content, replacing exactly the node", with(toolTurn(), steps(prune(5), balance(3, true), prune(7)))},
 		{"prune.not_prunable", "only a tool/result on the surface can be pruned", with(toolTurn(), steps(prune(1), prune(4), prune(99), prune(5), prune(5)))},
@@ -665,6 +669,7 @@ func vocabulary() []conformance.Vector {
 		{"ignorable.known_type", "ignorable on a known type changes nothing", []conformance.Step{seed(strings.Replace(userLine(0), `"surfaceOp":"append"`, `"surfaceOp":"append","ignorable":true`, 1)), seed(`{"type":"user/message","seq":0,"time":1,"data":{"content":[]},"surfaceOp":"append","ignorable":true}`)}},
 		{"ignorable.no_markers", "an unknown type is never surface-eligible: it cannot carry surfaceOp", []conformance.Step{seed(line(0, `,"surfaceOp":"append","ignorable":true`))}},
 		{"register.types", "a registered log-only type is known: its fields are checked, nullable ones may be null", []conformance.Step{reg(audit, conformance.TypeDef{Type: "app/free"}), appendOf("app/audit", `{"user":"ann","at":null}`, false), appendOf("app/audit", `{"user":7}`, false), appendOf("app/free", `{"anything":[1]}`, false), appendOf("app/other", `{}`, false)}},
+		{"register.survives_resume", "registered types stay known across a crash and resume", []conformance.Step{reg(conformance.TypeDef{Type: "app/free"}), appendOf("app/free", `{"x":1}`, false), {Op: "crash_reopen"}, appendOf("app/free", `{"x":2}`, false)}},
 		{"register.catalog_type", "a registration may not name a catalog type", []conformance.Step{reg(conformance.TypeDef{Type: "turn/start"})}},
 		{"register.twice", "a registration may not name a type twice", []conformance.Step{reg(conformance.TypeDef{Type: "app/a"}, conformance.TypeDef{Type: "app/a"})}},
 		{"seed_system.bracket", "a log with the seed system's four-event compaction bracket loads: its messages are the summary, then the retained nodes", []conformance.Step{seed(bracket...), {Op: "repair"}}},
