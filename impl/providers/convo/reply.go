@@ -3,6 +3,7 @@ package convo
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/session"
@@ -124,4 +125,26 @@ func (v Violation) String() string { return v.Rule + " at " + itoa(v.Index) + ":
 func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
+}
+
+// Collector gathers the violations a validator finds.
+type Collector struct{ List []Violation }
+
+// Add records a violation of rule at index i.
+func (c *Collector) Add(i int, rule, format string, args ...any) {
+	c.List = append(c.List, Violation{Index: i, Rule: rule, Detail: fmt.Sprintf(format, args...)})
+}
+
+// Wire decodes params, marshalled as the SDK sends them, into dst, so a
+// validator checks what goes on the wire rather than the adapter's own
+// structures. It returns the violation that stops the check, or nil.
+func Wire(params, dst any) []Violation {
+	raw, err := json.Marshal(params)
+	if err == nil {
+		err = json.Unmarshal(raw, dst)
+	}
+	if err != nil {
+		return []Violation{{Index: -1, Rule: "encoding", Detail: err.Error()}}
+	}
+	return nil
 }

@@ -2,7 +2,7 @@ package surfaceanthropic
 
 import (
 	"encoding/json"
-	"fmt"
+	"slices"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
@@ -20,21 +20,15 @@ import (
 // It reads the JSON the SDK sends, not the adapter's own structures, so it
 // checks the adapter's output as the API would.
 func Validate(params []anthropic.MessageParam) []convo.Violation {
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return []convo.Violation{{Index: -1, Rule: "encoding", Detail: err.Error()}}
-	}
 	var msgs []struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	}
-	if err := json.Unmarshal(raw, &msgs); err != nil {
-		return []convo.Violation{{Index: -1, Rule: "encoding", Detail: err.Error()}}
+	if v := convo.Wire(params, &msgs); v != nil {
+		return v
 	}
-	var out []convo.Violation
-	add := func(i int, rule, format string, args ...any) {
-		out = append(out, convo.Violation{Index: i, Rule: rule, Detail: fmt.Sprintf(format, args...)})
-	}
+	var c convo.Collector
+	add := c.Add
 	type blk struct {
 		Type      string `json:"type"`
 		ID        string `json:"id"`
@@ -70,7 +64,7 @@ func Validate(params []anthropic.MessageParam) []convo.Violation {
 				}
 				if answered[b.ToolUseID] {
 					add(i, "duplicate_result", "a second tool_result for %q", b.ToolUseID)
-				} else if !contains(open, b.ToolUseID) || m.Role != "user" {
+				} else if !slices.Contains(open, b.ToolUseID) || m.Role != "user" {
 					add(i, "result_without_call", "tool_result for %q answers no tool_use of the message before", b.ToolUseID)
 				}
 				answered[b.ToolUseID] = true
@@ -104,14 +98,5 @@ func Validate(params []anthropic.MessageParam) []convo.Violation {
 	for _, id := range open {
 		add(len(msgs), "call_without_result", "tool_use %q of the last message is not answered", id)
 	}
-	return out
-}
-
-func contains(ids []string, id string) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
+	return c.List
 }

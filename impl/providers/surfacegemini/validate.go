@@ -1,9 +1,6 @@
 package surfacegemini
 
 import (
-	"encoding/json"
-	"fmt"
-
 	"google.golang.org/genai"
 
 	"github.com/surfacelog/surface/impl/providers/convo"
@@ -17,10 +14,6 @@ import (
 // before the other parts of its content; every functionCall is answered
 // in the next content; no call id is used twice.
 func Validate(contents []*genai.Content) []convo.Violation {
-	raw, err := json.Marshal(contents)
-	if err != nil {
-		return []convo.Violation{{Index: -1, Rule: "encoding", Detail: err.Error()}}
-	}
 	type call struct {
 		ID   string `json:"id"`
 		Name string `json:"name"`
@@ -33,30 +26,28 @@ func Validate(contents []*genai.Content) []convo.Violation {
 			FunctionResponse *call  `json:"functionResponse"`
 		} `json:"parts"`
 	}
-	if err := json.Unmarshal(raw, &wire); err != nil {
-		return []convo.Violation{{Index: -1, Rule: "encoding", Detail: err.Error()}}
+	if v := convo.Wire(contents, &wire); v != nil {
+		return v
 	}
-	var out []convo.Violation
-	add := func(i int, rule, format string, args ...any) {
-		out = append(out, convo.Violation{Index: i, Rule: rule, Detail: fmt.Sprintf(format, args...)})
-	}
+	var c convo.Collector
+	add := c.Add
 	seen := map[string]bool{}
 	var open []call
-	for i, c := range wire {
+	for i, content := range wire {
 		switch {
-		case c.Role != genai.RoleUser && c.Role != genai.RoleModel:
-			add(i, "roles", "role %q", c.Role)
-		case i == 0 && c.Role != genai.RoleUser:
-			add(i, "first_user", "the first content is the %s's", c.Role)
-		case i > 0 && c.Role == wire[i-1].Role:
-			add(i, "alternation", "two %s contents in a row", c.Role)
+		case content.Role != genai.RoleUser && content.Role != genai.RoleModel:
+			add(i, "roles", "role %q", content.Role)
+		case i == 0 && content.Role != genai.RoleUser:
+			add(i, "first_user", "the first content is the %s's", content.Role)
+		case i > 0 && content.Role == wire[i-1].Role:
+			add(i, "alternation", "two %s contents in a row", content.Role)
 		}
-		if len(c.Parts) == 0 {
+		if len(content.Parts) == 0 {
 			add(i, "empty_content", "a content without parts")
 		}
 		answered := map[string]bool{}
 		past := false
-		for k, p := range c.Parts {
+		for k, p := range content.Parts {
 			switch {
 			case p.FunctionResponse != nil:
 				r := *p.FunctionResponse
@@ -72,7 +63,7 @@ func Validate(contents []*genai.Content) []convo.Violation {
 				switch {
 				case answered[r.ID]:
 					add(i, "duplicate_result", "a second functionResponse for %q", r.ID)
-				case match < 0 || c.Role != genai.RoleUser:
+				case match < 0 || content.Role != genai.RoleUser:
 					add(i, "result_without_call", "functionResponse for %q answers no functionCall of the content before", r.ID)
 				case open[match].Name != r.Name:
 					add(i, "name", "functionResponse for %q names %q, the call %q", r.ID, r.Name, open[match].Name)
@@ -80,8 +71,8 @@ func Validate(contents []*genai.Content) []convo.Violation {
 				answered[r.ID] = true
 			case p.FunctionCall != nil:
 				past = true
-				if c.Role != genai.RoleModel {
-					add(i, "roles", "a functionCall in a %s content", c.Role)
+				if content.Role != genai.RoleModel {
+					add(i, "roles", "a functionCall in a %s content", content.Role)
 				}
 				if seen[p.FunctionCall.ID] {
 					add(i, "duplicate_call", "call id %q is used twice", p.FunctionCall.ID)
@@ -97,8 +88,8 @@ func Validate(contents []*genai.Content) []convo.Violation {
 			}
 		}
 		open = nil
-		if c.Role == genai.RoleModel {
-			for _, p := range c.Parts {
+		if content.Role == genai.RoleModel {
+			for _, p := range content.Parts {
 				if p.FunctionCall != nil {
 					open = append(open, *p.FunctionCall)
 				}
@@ -108,5 +99,5 @@ func Validate(contents []*genai.Content) []convo.Violation {
 	for _, o := range open {
 		add(len(wire), "call_without_result", "functionCall %q of the last content is not answered", o.ID)
 	}
-	return out
+	return c.List
 }

@@ -2,7 +2,7 @@ package surfaceopenai
 
 import (
 	"encoding/json"
-	"fmt"
+	"slices"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
@@ -18,10 +18,6 @@ import (
 // every tool_call is answered before the next non-tool message; no call
 // id is used twice, and no call is answered twice.
 func ValidateChat(msgs []openai.ChatCompletionMessageParamUnion) []convo.Violation {
-	raw, err := json.Marshal(msgs)
-	if err != nil {
-		return []convo.Violation{{Index: -1, Rule: "encoding", Detail: err.Error()}}
-	}
 	var wire []struct {
 		Role       string          `json:"role"`
 		Content    json.RawMessage `json:"content"`
@@ -34,13 +30,11 @@ func ValidateChat(msgs []openai.ChatCompletionMessageParamUnion) []convo.Violati
 			} `json:"function"`
 		} `json:"tool_calls"`
 	}
-	if err := json.Unmarshal(raw, &wire); err != nil {
-		return []convo.Violation{{Index: -1, Rule: "encoding", Detail: err.Error()}}
+	if v := convo.Wire(msgs, &wire); v != nil {
+		return v
 	}
-	var out []convo.Violation
-	add := func(i int, rule, format string, args ...any) {
-		out = append(out, convo.Violation{Index: i, Rule: rule, Detail: fmt.Sprintf(format, args...)})
-	}
+	var c convo.Collector
+	add := c.Add
 	seen := map[string]bool{}
 	var open []string // calls of the last assistant message not answered yet
 	answered := map[string]bool{}
@@ -80,7 +74,7 @@ func ValidateChat(msgs []openai.ChatCompletionMessageParamUnion) []convo.Violati
 			switch {
 			case answered[m.ToolCallID]:
 				add(i, "duplicate_result", "a second tool message for %q", m.ToolCallID)
-			case !contains(open, m.ToolCallID):
+			case !slices.Contains(open, m.ToolCallID):
 				add(i, "result_without_call", "tool message for %q answers no call of the assistant message before it", m.ToolCallID)
 			}
 			answered[m.ToolCallID] = true
@@ -89,7 +83,7 @@ func ValidateChat(msgs []openai.ChatCompletionMessageParamUnion) []convo.Violati
 		}
 	}
 	closeOpen(len(wire))
-	return out
+	return c.List
 }
 
 // ValidateResponses checks Responses API input items, as they go on the
@@ -97,10 +91,6 @@ func ValidateChat(msgs []openai.ChatCompletionMessageParamUnion) []convo.Violati
 // every function_call is answered; no call_id is used twice; messages
 // have a known role and content.
 func ValidateResponses(items responses.ResponseInputParam) []convo.Violation {
-	raw, err := json.Marshal(items)
-	if err != nil {
-		return []convo.Violation{{Index: -1, Rule: "encoding", Detail: err.Error()}}
-	}
 	var wire []struct {
 		Type    string          `json:"type"`
 		Role    string          `json:"role"`
@@ -108,13 +98,11 @@ func ValidateResponses(items responses.ResponseInputParam) []convo.Violation {
 		CallID  string          `json:"call_id"`
 		Args    string          `json:"arguments"`
 	}
-	if err := json.Unmarshal(raw, &wire); err != nil {
-		return []convo.Violation{{Index: -1, Rule: "encoding", Detail: err.Error()}}
+	if v := convo.Wire(items, &wire); v != nil {
+		return v
 	}
-	var out []convo.Violation
-	add := func(i int, rule, format string, args ...any) {
-		out = append(out, convo.Violation{Index: i, Rule: rule, Detail: fmt.Sprintf(format, args...)})
-	}
+	var c convo.Collector
+	add := c.Add
 	calls := map[string]int{} // call_id -> index of its function_call
 	outputs := map[string]bool{}
 	for i, it := range wire {
@@ -152,7 +140,7 @@ func ValidateResponses(items responses.ResponseInputParam) []convo.Violation {
 			add(i, "call_without_result", "function_call %q is not answered", it.CallID)
 		}
 	}
-	return out
+	return c.List
 }
 
 func empty(raw json.RawMessage) bool {
@@ -165,13 +153,4 @@ func empty(raw json.RawMessage) bool {
 		return len(list) == 0
 	}
 	return true // null or absent
-}
-
-func contains(ids []string, id string) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
