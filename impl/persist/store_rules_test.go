@@ -160,6 +160,19 @@ func TestTornTailQuarantined(t *testing.T) {
 			if q, _ := os.ReadFile(wantQ); string(q) != torn {
 				t.Fatalf("the first quarantine file was overwritten")
 			}
+			// Torn bytes of the same length as the first, but other bytes:
+			// a file of their own, never the first one's (which would cut
+			// them unsaved).
+			same := "\x7f" + torn[1:]
+			os.WriteFile(p, []byte(headerLine1+todoLine(0)+same), 0o644)
+			st, err = OpenJSONL(context.Background(), p, hdr("x"))
+			if err != nil || st.Report().Quarantine != wantQ+".3" {
+				t.Fatalf("same length, other bytes: %+v %v", st.Report(), err)
+			}
+			st.Close(context.Background())
+			if q, _ := os.ReadFile(wantQ + ".3"); string(q) != same {
+				t.Fatalf("the quarantine of the same-length tail holds %q", q)
+			}
 		})
 	}
 }
