@@ -13,14 +13,10 @@ func Logger(l *slog.Logger) Observer { return logger{l} }
 
 type logger struct{ l *slog.Logger }
 
+// log writes one record; its caller has checked enabled already.
 func (g logger) log(ctx context.Context, level slog.Level, err error, msg string, attrs ...slog.Attr) {
 	if err != nil {
 		level = slog.LevelWarn
-	}
-	if !g.l.Enabled(ctx, level) {
-		return
-	}
-	if err != nil {
 		attrs = append(attrs, slog.String("error", err.Error()))
 	}
 	g.l.LogAttrs(ctx, level, msg, attrs...)
