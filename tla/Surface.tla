@@ -37,7 +37,9 @@
 (* log[s + 1].                                                             *)
 (*                                                                         *)
 (* Bug plants one deliberately wrong edit ("none" in the real configs):    *)
-(* the invariants must catch each (MCBug*.cfg, tla/explore).               *)
+(* the invariants must catch each (MCBug*.cfg, tla/explore). Seven of them *)
+(* break an operator an action and its operational check share; only the  *)
+(* declarative restatements (the *Decl invariants) catch those.            *)
 (*                                                                         *)
 (* The Go bounded explorer (tla/explore) implements these same actions,    *)
 (* checks the same invariants against model/, and must find exactly the    *)
@@ -116,14 +118,20 @@ Valid(s, e) == MarkerOK(e) /\ RangeOK(s, e)
 (***************************************************************************)
 OpenTurn(l) == \E i \in 1..Len(l) : l[i].t = "tstart" /\ \A k \in i + 1..Len(l) : l[k].t # "tend"
 TurnStartAt(l) == Max({0} \cup {i \in 1..Len(l) : l[i].t = "tstart"})
-StepOpen(l) == OpenTurn(l) /\ \E i \in TurnStartAt(l) + 1..Len(l) : l[i].t = "sstart" /\ \A k \in i + 1..Len(l) : l[k].t # "send"
+StepOpen(l) ==
+    IF Bug = "step_crosses_turns"
+    THEN OpenTurn(l) /\ \E i \in 1..Len(l) : l[i].t = "sstart" /\ \A k \in i + 1..Len(l) : l[k].t # "send"
+    ELSE OpenTurn(l) /\ \E i \in TurnStartAt(l) + 1..Len(l) : l[i].t = "sstart" /\ \A k \in i + 1..Len(l) : l[k].t # "send"
 (* Calls count from the open turn's start or its last step end. *)
-CallsFrom(l) == Max({TurnStartAt(l)} \cup {i \in TurnStartAt(l) + 1..Len(l) : l[i].t = "send"})
+CallsFrom(l) ==
+    IF Bug = "step_end_keeps_calls" THEN TurnStartAt(l)
+    ELSE Max({TurnStartAt(l)} \cup {i \in TurnStartAt(l) + 1..Len(l) : l[i].t = "send"})
 Regs(l, c) == {k \in CallsFrom(l) + 1..Len(l) : l[k].t = "asst" /\ l[k].call = c}
 (* A call is pending when no result for it follows its last registration. *)
+LastReg(l, c) == IF Bug = "result_clears_first_registration" THEN Min(Regs(l, c)) ELSE Max(Regs(l, c))
 Pending(l) == IF ~OpenTurn(l) THEN {} ELSE
               {c \in Calls : Regs(l, c) # {} /\
-                 \A k \in Max(Regs(l, c)) + 1..Len(l) : ~(l[k].t = "result" /\ l[k].call = c)}
+                 \A k \in LastReg(l, c) + 1..Len(l) : ~(l[k].t = "result" /\ l[k].call = c)}
 CallPositions(l, c) == {k \in Max(Regs(l, c)) + 1..Len(l) : l[k].t = "call" /\ l[k].call = c}
 CallSources(l, c) == IF CallPositions(l, c) = {} THEN {} ELSE {Max(CallPositions(l, c)) - 1}
 Host(l, c) == Max(Regs(l, c)) - 1
@@ -141,7 +149,7 @@ OpenCalls(l, s, c, k) ==
              e == NodeAt(l, s, k)
          IN IF e.t = "asst" /\ e.call = c THEN n + 1
             ELSE IF e.t = "result" /\ e.call = c /\ n > 0 THEN n - 1 ELSE n
-BalancedCut(l, s, k) == \A c \in Calls : OpenCalls(l, s, c, k) = 0
+BalancedCut(l, s, k) == \A c \in Calls : OpenCalls(l, s, c, k) = 0 \/ (Bug = "balanced_with_one_open" /\ OpenCalls(l, s, c, k) = 1)
 
 (***************************************************************************)
 (* Repair (REP-1 to REP-6).                                                *)
@@ -215,15 +223,22 @@ Replace(i, j, short) ==
 CompactBegin == ~Locked(log) /\ OpenTurn(log) /\ Offer(Ev("cstart", NoOp, {}, 0))
 CompactCommit(i, j) ==
     /\ ~crashed
-    /\ Locked(log)
+    /\ Locked(log) \/ Bug = "commit_without_lock"
     /\ Len(log) + 2 <= MaxEvents
     /\ BalancedCut(log, surface, i - 1) /\ BalancedCut(log, surface, j)
     /\ LET e == Ev("summary", ReplaceOp(surface[i], surface[j]), Range(SubSeq(surface, i, j)), 0)
-       IN /\ log' = log \o <<e, Ev("cend", NoOp, {}, 0)>>
+       IN /\ log' = log \o (IF Bug = "commit_keeps_lock" THEN <<e>> ELSE <<e, Ev("cend", NoOp, {}, 0)>>)
           /\ surface' = Apply(surface, e, Len(log))
           /\ shadowed' = shadowed \cup Range(SubSeq(surface, i, j))
           /\ UNCHANGED crashed
-CompactAbort == Locked(log) /\ Offer(Ev("cend", NoOp, {}, 0))
+CompactAbort ==
+    IF Bug = "abort_leaves_summary"
+    THEN \* the planted bug: the abort writes a summary (appended) before its end
+         /\ Locked(log) /\ ~crashed /\ Len(log) + 2 <= MaxEvents
+         /\ log' = log \o <<Ev("summary", AppendOp, {}, 0), Ev("cend", NoOp, {}, 0)>>
+         /\ surface' = Append(surface, Len(log))
+         /\ UNCHANGED <<shadowed, crashed>>
+    ELSE Locked(log) /\ Offer(Ev("cend", NoOp, {}, 0))
 
 (* A seed rebuilds the surface from the whole log (SURF-18). *)
 Seed == ~crashed /\ surface' = Fold(log) /\ UNCHANGED <<log, shadowed, crashed>>
@@ -322,9 +337,101 @@ COMP2_OneOpenCompaction ==
 
 (* COMP-4: a compaction's range never splits a tool call from its result. *)
 COMP4_Balanced ==
-    \A k \in 1..Len(log) : log[k].t = "summary" =>
+    \A k \in 1..Len(log) : log[k].t = "summary" /\ log[k].op.kind = "replace" =>
         LET s == FoldN(log, k - 1)
         IN BalancedCut(log, s, IndexOf(s, log[k].op.start) - 1) /\ BalancedCut(log, s, IndexOf(s, log[k].op.end))
+
+(***************************************************************************)
+(* The rules said a second time, declaratively over the log, without the   *)
+(* operators the actions use (OpenTurn, TurnStartAt, StepOpen, CallsFrom,  *)
+(* Regs, Pending, Locked, OpenCalls, BalancedCut, Closers): a wrong shared *)
+(* definition would otherwise fool an action and its check alike. Each is *)
+(* stated over positions of the log: "nothing of the types T strictly      *)
+(* between positions i and k".                                             *)
+(***************************************************************************)
+NoneBetween(l, i, k, T) == \A m \in i + 1..k - 1 : l[m].t \notin T
+
+(* REP-1: turns do not nest, and an end closes an open turn.               *)
+REP1_TurnsDecl ==
+    \A k \in 1..Len(log) :
+        /\ log[k].t = "tstart" => \A i \in 1..k - 1 : log[i].t = "tstart" => ~NoneBetween(log, i, k, {"tend"})
+        /\ log[k].t = "tend" => \E i \in 1..k - 1 : log[i].t = "tstart" /\ NoneBetween(log, i, k, {"tstart", "tend"})
+
+(* REP-2: a step starts inside an open turn with no step open in it, and a *)
+(* step end closes a step of the same turn. (The implementation accepts a  *)
+(* step end with no step open, which clears the calls like any step end:   *)
+(* Surface.tla does not write one, and trace validation does not check     *)
+(* this invariant.)                                                        *)
+REP2_StepsDecl ==
+    \A k \in 1..Len(log) :
+        /\ log[k].t = "sstart" =>
+             \E i \in 1..k - 1 :
+                /\ log[i].t = "tstart" /\ NoneBetween(log, i, k, {"tstart", "tend"})
+                /\ \A j \in i + 1..k - 1 : log[j].t = "sstart" => ~NoneBetween(log, j, k, {"send"})
+        /\ log[k].t = "send" => \E i \in 1..k - 1 : log[i].t = "sstart" /\ NoneBetween(log, i, k, {"tstart", "tend", "send"})
+
+(* REP-3: an appended result answers a call that an assistant message      *)
+(* registered in the same turn and step, and that no result has answered   *)
+(* since: no call is answered twice, none from an ended step. (A result    *)
+(* that replaces, a prune's, is a replace like any other.)                 *)
+REP3_ResultsAnswerDecl ==
+    \A k \in 1..Len(log) : log[k].t = "result" /\ log[k].op.kind # "replace" =>
+        \E i \in 1..k - 1 :
+            /\ log[i].t = "asst" /\ log[i].call = log[k].call
+            /\ NoneBetween(log, i, k, {"tstart", "tend", "send"})
+            /\ \A m \in i + 1..k - 1 : ~(log[m].t = "result" /\ log[m].call = log[k].call)
+
+(* COMP-2, COMP-5, COMP-6: a compaction's end closes an open bracket, and  *)
+(* no bracket is closed twice.                                             *)
+COMP2_BracketsDecl ==
+    \A k \in 1..Len(log) : log[k].t = "cend" =>
+        \E i \in 1..k - 1 : log[i].t = "cstart" /\ NoneBetween(log, i, k, {"cstart", "cend"})
+
+(* COMP-5: a summary is written inside an open bracket, the only summary   *)
+(* of it; it replaces a range, and its sources cover that range (they may  *)
+(* name more events).                                                      *)
+COMP5_SummaryInBracketDecl ==
+    \A k \in 1..Len(log) : log[k].t = "summary" =>
+        /\ \E i \in 1..k - 1 : log[i].t = "cstart" /\ NoneBetween(log, i, k, {"cstart", "cend", "summary"})
+        /\ log[k].op.kind = "replace"
+        /\ log[k].op.start \in Range(FoldN(log, k - 1)) /\ log[k].op.end \in Range(FoldN(log, k - 1))
+        /\ Range(Shadows(FoldN(log, k - 1), log[k].op)) \subseteq log[k].src
+
+(* COMP-5: a commit releases the lock: its end follows the summary at once *)
+(* (in one write, so no state lies between them).                          *)
+COMP5_CommitEndsDecl ==
+    \A k \in 1..Len(log) : log[k].t = "summary" => k < Len(log) /\ log[k + 1].t = "cend"
+
+(* COMP-4 recomputed from the calls and results on the surface: a cut after *)
+(* the first k nodes is balanced when each call made before it can be      *)
+(* matched to a later result for it before the cut, that is (Hall), when   *)
+(* every tail of the first k nodes holds, for each id, at least as many    *)
+(* results as assistant messages calling it.                               *)
+CountIn(l, s, lo, hi, t, c) == Cardinality({p \in lo..hi : l[s[p] + 1].t = t /\ l[s[p] + 1].call = c})
+BalancedDecl(l, s, k) == \A c \in Calls, j \in 1..k : CountIn(l, s, j, k, "asst", c) =< CountIn(l, s, j, k, "result", c)
+COMP4_BalancedDecl ==
+    \A k \in 1..Len(log) : log[k].t = "summary" /\ log[k].op.kind = "replace" =>
+        LET s == FoldN(log, k - 1)
+        IN /\ log[k].op.start \in Range(s) /\ log[k].op.end \in Range(s)
+           /\ BalancedDecl(log, s, IndexOf(s, log[k].op.start) - 1)
+           /\ BalancedDecl(log, s, IndexOf(s, log[k].op.end))
+
+(* The calls a recovery must answer (REP-3, REP-4), found over the log: an *)
+(* assistant message's call with no turn end, turn start or step end after *)
+(* it, registered by no later message and answered by no result, whose     *)
+(* message is still on the surface s.                                      *)
+UnansweredDecl(l, s) ==
+    {l[i].call : i \in {i \in 1..Len(l) :
+        /\ l[i].t = "asst" /\ l[i].call # 0 /\ (i - 1) \in Range(s)
+        /\ NoneBetween(l, i, Len(l) + 1, {"tstart", "tend", "send"})
+        /\ \A m \in i + 1..Len(l) : ~(l[m].t \in {"asst", "result"} /\ l[m].call = l[i].call)}}
+
+(* Nothing is open in l: every turn, step and bracket start has its end.   *)
+AllClosedDecl(l) ==
+    \A i \in 1..Len(l) :
+        /\ l[i].t = "tstart" => ~NoneBetween(l, i, Len(l) + 1, {"tend"})
+        /\ l[i].t = "sstart" => ~NoneBetween(l, i, Len(l) + 1, {"send", "tend"})
+        /\ l[i].t = "cstart" => ~NoneBetween(l, i, Len(l) + 1, {"cend"})
 
 (***************************************************************************)
 (* Properties of steps.                                                    *)
@@ -361,4 +468,27 @@ REP5_RecoveryCloses == [][Recover => (~OpenTurn(log') /\ ~Locked(log') /\ Closer
 REP5_Reentrant ==
     [][(crashed /\ crashed' /\ log' # log) =>
         Closers(log', Fold(log')) = SubSeq(Closers(log, Fold(log)), Len(log') - Len(log) + 1, Len(Closers(log, Fold(log))))]_vars
+(* REP-1, REP-3, REP-4, REP-6 over the log: a recovery answers each call   *)
+(* UnansweredDecl finds with exactly one result, and nothing else, and     *)
+(* leaves nothing open.                                                    *)
+REP_RecoveryDecl ==
+    [][Recover =>
+        LET cl == SubSeq(log', Len(log) + 1, Len(log'))
+            results == {i \in DOMAIN cl : cl[i].t = "result"}
+            want == UnansweredDecl(log, Fold(log))
+        IN /\ {cl[i].call : i \in results} = want
+           /\ Cardinality(results) = Cardinality(want)
+           /\ AllClosedDecl(log')]_vars
+
+(***************************************************************************)
+(* Witnesses: each is violated when the bounds reach a state that matters  *)
+(* (the MCReach_*.cfg configs expect TLC and the Go explorer to report it, *)
+(* with every invariant above holding on the way).                         *)
+(***************************************************************************)
+Summaries == {k \in 1..Len(log) : log[k].t = "summary"}
+NotReached_MultiNodeCommit == \A k \in Summaries : Cardinality(log[k].src) < 2
+NotReached_CommitOverReplacement == \A k \in Summaries : \A x \in log[k].src : log[x + 1].op.kind # "replace"
+NotReached_CommitFoldsCallAndResult ==
+    \A k \in Summaries : ~\E a, r \in log[k].src :
+        log[a + 1].t = "asst" /\ log[a + 1].call # 0 /\ log[r + 1].t = "result" /\ log[r + 1].call = log[a + 1].call
 =============================================================================

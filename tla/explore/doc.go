@@ -14,7 +14,11 @@
 // digest of their canonical forms (ParseDump reads TLC's -dump file).
 //
 // The spec's Bug constant plants a wrong edit; the explorer plants the
-// same ones (Bugs), and each must be caught.
+// same ones (Bugs), and each must be caught. The declarative invariants
+// (decl.go, the *Decl names) restate rules over positions of the log
+// without the functions the actions use, so a wrong shared definition is
+// caught too; the NotReached_* witnesses of the MCReach_* configs show
+// that the bounds reach the commits that matter.
 //
 // ReplayTrace is tla/TraceSurface.tla in Go: it checks an implementation
 // trace (impl/session.WithTrace) step by step against the spec.

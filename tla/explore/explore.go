@@ -60,7 +60,11 @@ type Config struct {
 
 // Bugs are the planted wrong edits of Surface.tla (its Bug constant). The
 // explorer plants the same ones.
-var Bugs = []string{"append_without_marker", "reversed_range", "repair_closes_nothing", "closers_reversed", "close_shadowed_call"}
+var Bugs = []string{
+	"append_without_marker", "reversed_range", "repair_closes_nothing", "closers_reversed", "close_shadowed_call",
+	"commit_without_lock", "commit_keeps_lock", "abort_leaves_summary", "balanced_with_one_open",
+	"step_crosses_turns", "step_end_keeps_calls", "result_clears_first_registration",
+}
 
 // Options deliberately break the explorer itself, to show that its checks
 // bite even where Surface.tla has no Bug for it.
@@ -196,7 +200,7 @@ func (x *explorer) next(s *State) ([]transition, string) {
 	}
 	l := s.Log
 	open := openTurn(l)
-	pend := pending(l, x.cfg.Calls)
+	pend := x.pending(l, x.cfg.Calls)
 	offer("AppendUser", ev("user", appendOp, nil, 0))
 	offer("NoMarker", ev("user", noOp, nil, 0))
 	offer("MarkerOnCall", ev("call", appendOp, nil, 0))
@@ -217,10 +221,10 @@ func (x *explorer) next(s *State) ([]transition, string) {
 	if open {
 		offer("TurnEnd", ev("tend", noOp, nil, 0))
 	}
-	if open && !stepOpen(l) {
+	if open && !x.stepOpen(l) {
 		offer("StepStart", ev("sstart", noOp, nil, 0))
 	}
-	if stepOpen(l) {
+	if x.stepOpen(l) {
 		offer("StepEnd", ev("send", noOp, nil, 0))
 	}
 	n := len(s.Surface)
@@ -241,14 +245,24 @@ func (x *explorer) next(s *State) ([]transition, string) {
 		offer("CompactBegin", ev("cstart", noOp, nil, 0))
 	}
 	if locked(l) {
-		offer("CompactAbort", ev("cend", noOp, nil, 0))
+		if x.cfg.Bug == "abort_leaves_summary" {
+			if !s.Crashed && len(l)+2 <= x.cfg.MaxEvents {
+				out = append(out, transition{"CompactAbort", State{
+					Log:      append(slices.Clone(l), ev("summary", appendOp, nil, 0), ev("cend", noOp, nil, 0)),
+					Surface:  append(slices.Clone(s.Surface), int64(len(l))),
+					Shadowed: s.Shadowed,
+				}})
+			}
+		} else {
+			offer("CompactAbort", ev("cend", noOp, nil, 0))
+		}
 	}
 	for i := 1; i <= n; i++ {
 		for j := i; j <= n; j++ {
-			if s.Crashed || !locked(l) || len(l)+2 > x.cfg.MaxEvents {
+			if s.Crashed || !(locked(l) || x.cfg.Bug == "commit_without_lock") || len(l)+2 > x.cfg.MaxEvents {
 				continue
 			}
-			before, after := balancedCut(l, s.Surface, i-1, x.cfg.Calls), balancedCut(l, s.Surface, j, x.cfg.Calls)
+			before, after := x.balancedCut(l, s.Surface, i-1, x.cfg.Calls), x.balancedCut(l, s.Surface, j, x.cfg.Calls)
 			if x.crossCheck() && disagreement == "" {
 				mb, ma := x.model.balanced(l, s.Surface[i-1], false), x.model.balanced(l, s.Surface[j-1], true)
 				if mb != before || ma != after {
@@ -261,8 +275,12 @@ func (x *explorer) next(s *State) ([]transition, string) {
 			src := slices.Clone(s.Surface[i-1 : j])
 			slices.Sort(src)
 			e := ev("summary", Op{Kind: "replace", Start: s.Surface[i-1], End: s.Surface[j-1]}, src, 0)
+			written := []Event{e, ev("cend", noOp, nil, 0)}
+			if x.cfg.Bug == "commit_keeps_lock" {
+				written = written[:1]
+			}
 			to := State{
-				Log:      append(slices.Clone(l), e, ev("cend", noOp, nil, 0)),
+				Log:      append(slices.Clone(l), written...),
 				Surface:  x.apply(s.Surface, e, int64(len(l))),
 				Shadowed: union(s.Shadowed, s.Surface[i-1:j]),
 			}
@@ -393,22 +411,29 @@ func lastAfter(l []Event, from int, t string, c int) int {
 	return at
 }
 
-func stepOpen(l []Event) bool {
+func (x *explorer) stepOpen(l []Event) bool {
 	if !openTurn(l) {
 		return false
 	}
-	start := lastAfter(l, turnStartAt(l), "sstart", 0)
+	from := turnStartAt(l)
+	if x.cfg.Bug == "step_crosses_turns" {
+		from = 0 // broken: a step opened in an earlier turn counts
+	}
+	start := lastAfter(l, from, "sstart", 0)
 	return start > 0 && lastAfter(l, start, "send", 0) == 0
 }
 
-func callsFrom(l []Event) int {
+func (x *explorer) callsFrom(l []Event) int {
+	if x.cfg.Bug == "step_end_keeps_calls" {
+		return turnStartAt(l)
+	}
 	return max(turnStartAt(l), lastAfter(l, turnStartAt(l), "send", 0))
 }
 
 // regs is Regs: the 1-based positions registering call c.
-func regs(l []Event, c int) []int {
+func (x *explorer) regs(l []Event, c int) []int {
 	var out []int
-	for k := callsFrom(l) + 1; k <= len(l); k++ {
+	for k := x.callsFrom(l) + 1; k <= len(l); k++ {
 		if l[k-1].T == "asst" && l[k-1].Call == c {
 			out = append(out, k)
 		}
@@ -416,29 +441,36 @@ func regs(l []Event, c int) []int {
 	return out
 }
 
-func pending(l []Event, calls []int) []int {
+func (x *explorer) pending(l []Event, calls []int) []int {
 	if !openTurn(l) {
 		return nil
 	}
 	var out []int
 	for _, c := range calls {
-		r := regs(l, c)
-		if len(r) > 0 && lastAfter(l, r[len(r)-1], "result", c) == 0 {
+		r := x.regs(l, c)
+		if len(r) == 0 {
+			continue
+		}
+		last := r[len(r)-1]
+		if x.cfg.Bug == "result_clears_first_registration" {
+			last = r[0]
+		}
+		if lastAfter(l, last, "result", c) == 0 {
 			out = append(out, c)
 		}
 	}
 	return out
 }
 
-func callSources(l []Event, c int) []int64 {
-	r := regs(l, c)
+func (x *explorer) callSources(l []Event, c int) []int64 {
+	r := x.regs(l, c)
 	if at := lastAfter(l, r[len(r)-1], "call", c); at > 0 {
 		return []int64{int64(at - 1)}
 	}
 	return []int64{}
 }
 
-func host(l []Event, c int) int64 { r := regs(l, c); return int64(r[len(r)-1] - 1) }
+func (x *explorer) host(l []Event, c int) int64 { r := x.regs(l, c); return int64(r[len(r)-1] - 1) }
 
 func locked(l []Event) bool {
 	start := lastAfter(l, 0, "cstart", 0)
@@ -446,7 +478,7 @@ func locked(l []Event) bool {
 }
 
 // balancedCut is BalancedCut: no call is open after the first k nodes.
-func balancedCut(l []Event, s []int64, k int, calls []int) bool {
+func (x *explorer) balancedCut(l []Event, s []int64, k int, calls []int) bool {
 	for _, c := range calls {
 		n := 0
 		for _, seq := range s[:k] {
@@ -457,7 +489,7 @@ func balancedCut(l []Event, s []int64, k int, calls []int) bool {
 				n--
 			}
 		}
-		if n != 0 {
+		if n != 0 && !(n == 1 && x.cfg.Bug == "balanced_with_one_open") {
 			return false
 		}
 	}
@@ -476,17 +508,17 @@ func (x *explorer) closers(l []Event, s []int64) []Event {
 	if !openTurn(l) {
 		return out
 	}
-	order := pending(l, x.cfg.Calls)
-	sort.SliceStable(order, func(a, b int) bool { return regs(l, order[a])[0] < regs(l, order[b])[0] })
+	order := x.pending(l, x.cfg.Calls)
+	sort.SliceStable(order, func(a, b int) bool { return x.regs(l, order[a])[0] < x.regs(l, order[b])[0] })
 	if x.cfg.Bug == "closers_reversed" {
 		slices.Reverse(order)
 	}
 	for _, c := range order {
-		if slices.Contains(s, host(l, c)) || x.cfg.Bug == "close_shadowed_call" {
-			out = append(out, ev("result", appendOp, callSources(l, c), c))
+		if slices.Contains(s, x.host(l, c)) || x.cfg.Bug == "close_shadowed_call" {
+			out = append(out, ev("result", appendOp, x.callSources(l, c), c))
 		}
 	}
-	if stepOpen(l) {
+	if x.stepOpen(l) {
 		out = append(out, ev("send", noOp, nil, 0))
 	}
 	return append(out, ev("tend", noOp, nil, 0))
@@ -512,6 +544,9 @@ func eventsEqual(a, b []Event) bool {
 func (x *explorer) invariants(s *State) string {
 	for _, name := range x.cfg.Invariants {
 		check, ok := invariants[name]
+		if w, isWitness := witnesses[name]; isWitness {
+			check, ok = func(x *explorer, s *State) bool { return w(s.Log) }, true
+		}
 		if !ok {
 			return "UnknownInvariant_" + name
 		}
@@ -541,6 +576,13 @@ func (x *explorer) stepProperties(from *State, t *transition) string {
 var types = []string{"user", "summary", "asst", "result", "call", "tstart", "tend", "sstart", "send", "cstart", "cend"}
 
 var invariants = map[string]func(x *explorer, s *State) bool{
+	"REP1_TurnsDecl":             func(x *explorer, s *State) bool { return rep1TurnsDecl(s.Log) },
+	"REP2_StepsDecl":             func(x *explorer, s *State) bool { return rep2StepsDecl(s.Log) },
+	"REP3_ResultsAnswerDecl":     func(x *explorer, s *State) bool { return rep3ResultsAnswerDecl(s.Log) },
+	"COMP2_BracketsDecl":         func(x *explorer, s *State) bool { return comp2BracketsDecl(s.Log) },
+	"COMP5_SummaryInBracketDecl": func(x *explorer, s *State) bool { return x.comp5SummaryInBracketDecl(s.Log) },
+	"COMP5_CommitEndsDecl":       func(x *explorer, s *State) bool { return comp5CommitEndsDecl(s.Log) },
+	"COMP4_BalancedDecl":         func(x *explorer, s *State) bool { return x.comp4BalancedDecl(s.Log) },
 	"TypeOK": func(x *explorer, s *State) bool {
 		for _, e := range s.Log {
 			if !slices.Contains(types, e.T) || !slices.Contains([]string{"none", "append", "replace"}, e.Op.Kind) ||
@@ -657,12 +699,12 @@ var invariants = map[string]func(x *explorer, s *State) bool{
 	},
 	"COMP4_Balanced": func(x *explorer, s *State) bool {
 		for k, e := range s.Log {
-			if e.T != "summary" {
+			if e.T != "summary" || e.Op.Kind != "replace" {
 				continue
 			}
 			before := x.fold(s.Log[:k])
 			i, j := slices.Index(before, e.Op.Start), slices.Index(before, e.Op.End)
-			if !balancedCut(s.Log, before, i, x.cfg.Calls) || !balancedCut(s.Log, before, j+1, x.cfg.Calls) {
+			if !x.balancedCut(s.Log, before, i, x.cfg.Calls) || !x.balancedCut(s.Log, before, j+1, x.cfg.Calls) {
 				return false
 			}
 		}
@@ -689,6 +731,9 @@ func reach(l []Event, m int64) map[int64]bool {
 }
 
 var properties = map[string]func(x *explorer, from *State, t *transition) bool{
+	"REP_RecoveryDecl": func(x *explorer, from *State, t *transition) bool {
+		return t.action != "Recover" || x.recoveryDecl(from.Log, t.to.Log[len(from.Log):])
+	},
 	"AppendOnly": func(x *explorer, from *State, t *transition) bool {
 		return len(t.to.Log) >= len(from.Log) && eventsEqual(from.Log, t.to.Log[:len(from.Log)])
 	},
@@ -718,8 +763,8 @@ var properties = map[string]func(x *explorer, from *State, t *transition) bool{
 // closersExact is ClosersExact: REP-3, REP-4 and REP-6 said declaratively.
 func closersExact(x *explorer, l []Event, s []int64, cl []Event) bool {
 	var expected []int
-	for _, c := range pending(l, x.cfg.Calls) {
-		if slices.Contains(s, host(l, c)) {
+	for _, c := range x.pending(l, x.cfg.Calls) {
+		if slices.Contains(s, x.host(l, c)) {
 			expected = append(expected, c)
 		}
 	}
@@ -728,7 +773,7 @@ func closersExact(x *explorer, l []Event, s []int64, cl []Event) bool {
 		n = 1
 	}
 	want := n + len(expected)
-	if stepOpen(l) {
+	if x.stepOpen(l) {
 		want++
 	}
 	if openTurn(l) {
@@ -745,10 +790,10 @@ func closersExact(x *explorer, l []Event, s []int64, cl []Event) bool {
 		if e.T != "result" {
 			continue
 		}
-		if len(regs(l, e.Call)) == 0 || i < n || i >= n+len(expected) || !e.equal(ev("result", appendOp, callSources(l, e.Call), e.Call)) {
+		if len(x.regs(l, e.Call)) == 0 || i < n || i >= n+len(expected) || !e.equal(ev("result", appendOp, x.callSources(l, e.Call), e.Call)) {
 			return false
 		}
-		if len(got) > 0 && regs(l, got[len(got)-1])[0] >= regs(l, e.Call)[0] {
+		if len(got) > 0 && x.regs(l, got[len(got)-1])[0] >= x.regs(l, e.Call)[0] {
 			return false
 		}
 		got = append(got, e.Call)
@@ -757,7 +802,7 @@ func closersExact(x *explorer, l []Event, s []int64, cl []Event) bool {
 	if !slices.Equal(sortedGot, sortedWant) || len(got) != len(expected) {
 		return false
 	}
-	if stepOpen(l) && !cl[len(cl)-2].equal(ev("send", noOp, nil, 0)) {
+	if x.stepOpen(l) && !cl[len(cl)-2].equal(ev("send", noOp, nil, 0)) {
 		return false
 	}
 	if openTurn(l) && !cl[len(cl)-1].equal(ev("tend", noOp, nil, 0)) {

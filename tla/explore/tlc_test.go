@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,7 +62,7 @@ func TestTLCModelConfigs(t *testing.T) {
 	jar := needTLC(t)
 	re := regexp.MustCompile(`(\d+) states generated, (\d+) distinct states found, 0 states left on queue`)
 	for name, w := range readCounts(t) {
-		if w.Violation != "" {
+		if w.Violation != "" || w.Witness != "" {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
@@ -92,18 +93,20 @@ func TestTLCModelConfigs(t *testing.T) {
 }
 
 // TestTLCPlantedBugs: TLC finds each bug planted in Surface.tla (its Bug
-// constant) at the committed bounds, as the violation counts.json names;
-// the explorer finds the same one (TestExplorerCatchesPlantedBugs).
+// constant) at the committed bounds, as the violation counts.json names,
+// and reaches each witness of the MCReach_* configs; the explorer finds
+// the same (TestExplorerCatchesPlantedBugs, TestReachability).
 func TestTLCPlantedBugs(t *testing.T) {
 	jar := needTLC(t)
 	for name, w := range readCounts(t) {
-		if w.Violation == "" {
+		want := w.Violation + w.Witness // one of them
+		if want == "" {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
 			out, err := tlc(t, jar, "..", name+".cfg", "Surface.tla", "-workers", "1")
-			if err == nil || !regexp.MustCompile(`Error: (Invariant|Action property) `+w.Violation+` is violated`).MatchString(out) {
-				t.Fatalf("TLC did not report %s (%v):\n%s", w.Violation, err, tail(out))
+			if err == nil || !regexp.MustCompile(`Error: (Invariant|Action property) `+want+` is violated`).MatchString(out) {
+				t.Fatalf("TLC did not report %s (%v):\n%s", want, err, tail(out))
 			}
 		})
 	}
@@ -141,7 +144,7 @@ func traces(t *testing.T, dir string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := session.New(session.WithTrace(f))
+		s := session.New(session.WithTrace(f), session.WithStrict())
 		run(s)
 		f.Close()
 		paths = append(paths, p)
@@ -176,8 +179,25 @@ func traces(t *testing.T, dir string) []string {
 		record(fmt.Sprintf("compaction-%d", i), func(s *session.Session) {
 			rng := rand.New(rand.NewPCG(uint64(i), 11))
 			var d ops.Driver = &ops.Impl{S: s, Clock: func() int64 { return 1 }}
-			for steps := 0; steps < 150; steps++ {
+			for steps := 0; steps < 300; steps++ {
 				step := ops.GenCompactionStep(numbers(rng), d.State())
+				if step.Kind == ops.KindAppend {
+					// A harness opens a turn before anything else happens,
+					// answers the calls it has before it appends anything
+					// else (STRICT-4: a result names a pending call, or is
+					// not sent).
+					_, open := s.OpenTurn()
+					pend := s.PendingCalls()
+					switch {
+					case !open:
+						step.Type, step.Data, step.Intent = event.TypeTurnStart, json.RawMessage(`{"turn":1,"trigger":{"kind":"message"}}`), nil
+					case len(pend) > 0:
+						step.Type, step.Data = event.TypeToolResult, json.RawMessage(`{"turn":1,"step":1,"callId":"`+pend[rng.IntN(len(pend))].ID+`","content":[{"type":"text","text":"done"}],"isError":false}`)
+						step.Intent = &event.Intent{Op: event.Append()}
+					case step.Type == event.TypeToolResult:
+						continue
+					}
+				}
 				if single(step) {
 					d, _ = ops.Apply(d, step)
 				}
@@ -185,6 +205,64 @@ func traces(t *testing.T, dir string) []string {
 			s.Repair()
 		})
 	}
+	// A crash with everything open: a compaction (committed in odd rounds,
+	// left open in even ones), a step, two calls (one with its tool/call
+	// event, the other's message shadowed in odd rounds): the repair
+	// writes every kind of closer (the compaction's end, results, the step
+	// end, the turn end) and leaves out the shadowed call's (REP-4).
+	record("crash-all-open", func(s *session.Session) {
+		var d ops.Driver = &ops.Impl{S: s, Clock: func() int64 { return 1 }}
+		do := func(st ops.Step) {
+			var o ops.Outcome
+			if d, o = ops.Apply(d, st); o.Code != "" {
+				t.Fatalf("crash-all-open: %s %s: %s", st.Kind, st.Type, o.Code)
+			}
+		}
+		msg := func(t event.Type, data string) ops.Step {
+			return ops.Step{Kind: ops.KindAppend, Type: t, Data: json.RawMessage(data), Intent: &event.Intent{Op: event.Append()}}
+		}
+		bare := func(t event.Type, data string) ops.Step {
+			return ops.Step{Kind: ops.KindAppend, Type: t, Data: json.RawMessage(data)}
+		}
+		call := func(id string) ops.Step {
+			return msg(event.TypeAssistantMessage, `{"turn":1,"step":1,"content":[{"type":"tool-call","id":"`+id+`","name":"read","arguments":{}}]}`)
+		}
+		for round := 0; round < 4; round++ {
+			steps := []ops.Step{
+				bare(event.TypeTurnStart, `{"turn":1,"trigger":{"kind":"message"}}`),
+				msg(event.TypeUserMessage, `{"content":[{"type":"text","text":"look"}],"source":{"kind":"user"}}`),
+				msg(event.TypeAssistantMessage, `{"turn":1,"step":1,"content":[{"type":"text","text":"ok"}]}`),
+			}
+			for _, st := range steps {
+				do(st)
+			}
+			sur := d.State().Surface
+			do(ops.Step{Kind: ops.KindBegin, Start: sur[len(sur)-2], End: sur[len(sur)-1]})
+			if round%2 == 1 {
+				// This round's compaction commits (its summary and end);
+				// the others are left open for the repair to end.
+				do(ops.Step{Kind: ops.KindCommit, Plain: true, Blocks: []json.RawMessage{json.RawMessage(`{"type":"text","text":"s"}`)}})
+			}
+			for _, st := range []ops.Step{
+				bare(event.TypeStepStart, `{"turn":1,"step":1}`),
+				call(fmt.Sprintf("a%d", round)),
+				bare(event.TypeToolCall, fmt.Sprintf(`{"turn":1,"step":1,"callId":"a%d","name":"read","arguments":"{}"}`, round)),
+				call(fmt.Sprintf("b%d", round)),
+			} {
+				do(st)
+			}
+			if round%2 == 1 {
+				// REP-4: the second call's message is shadowed by a
+				// replace; its call gets no result closer.
+				sur := d.State().Surface
+				last := sur[len(sur)-1]
+				do(ops.Step{Kind: ops.KindAppend, Type: event.TypeUserMessage,
+					Data: json.RawMessage(`{"content":[{"type":"text","text":"folded"}],"source":{"kind":"user"}}`), Intent: &event.Intent{Op: event.Replace(last, last), Sources: []int64{last}}})
+			}
+			d.Forget() // the compaction's process is gone
+			s.Repair()
+		}
+	})
 	var log []json.RawMessage
 	record("traffic", func(s *session.Session) {
 		traffic.New(s).Append(150)
@@ -237,8 +315,7 @@ func TestTraceValidation(t *testing.T) {
 		}
 		t.Logf("%s: matched", filepath.Base(p))
 	}
-	wrongSurface, wrongRepair := wrongTraces(t, dir, paths)
-	for _, bad := range []string{wrongSurface, wrongRepair} {
+	for _, bad := range wrongTraces(t, dir, paths) {
 		out, err := checkTrace(t, jar, bad)
 		if err == nil || !strings.Contains(out, "TraceMatched") {
 			t.Fatalf("%s: a wrong trace was accepted:\n%s", filepath.Base(bad), tail(out))
@@ -246,9 +323,14 @@ func TestTraceValidation(t *testing.T) {
 	}
 }
 
-// wrongTraces writes two deliberately wrong traces: one line reports a
-// surface the spec does not reach; a repair leaves out its last closer.
-func wrongTraces(t *testing.T, dir string, paths []string) (wrongSurface, wrongRepair string) {
+// wrongTraces writes deliberately wrong traces: one line reports a
+// surface the spec does not reach; a repair leaves out its last closer; a
+// second result answers a call already answered; a compaction's end comes
+// when no compaction is open. Each of the last two is a trace the
+// implementation wrote, cut after an accepted line that is then repeated
+// (with the surface the repeated event would give): only the rule it
+// breaks rejects it.
+func wrongTraces(t *testing.T, dir string, paths []string) []string {
 	rewrite := func(path string, pick func(map[string]any) bool, edit func(map[string]any)) string {
 		data, _ := os.ReadFile(path)
 		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
@@ -270,16 +352,50 @@ func wrongTraces(t *testing.T, dir string, paths []string) (wrongSurface, wrongR
 		t.Fatalf("%s: no line to break", path)
 		return ""
 	}
-	wrongSurface = rewrite(paths[0], func(r map[string]any) bool { return r["action"] == "append" }, func(r map[string]any) {
+	wrongSurface := rewrite(paths[0], func(r map[string]any) bool { return r["action"] == "append" }, func(r map[string]any) {
 		r["surface"] = append(r["surface"].([]any), 424242)
 	})
 	// The repair forgot its last closer (the turn end): drop its line and
 	// count one closer fewer.
-	wrongRepair = rewrite(paths[len(paths)-2], func(r map[string]any) bool { return r["action"] == "repair" && r["closers"].(float64) > 0 }, func(r map[string]any) {
+	wrongRepair := rewrite(paths[len(paths)-2], func(r map[string]any) bool { return r["action"] == "repair" && r["closers"].(float64) > 0 }, func(r map[string]any) {
 		r["closers"] = r["closers"].(float64) - 1
 		r["dropPrevious"] = true
 	})
-	return wrongSurface, wrongRepair
+	repeat := func(name, path string, pick func(session.TraceLine) bool) string {
+		lines := readTrace(t, path)
+		seq := int64(0)
+		for i, r := range lines {
+			if r.Action != "append" {
+				continue
+			}
+			if pick(r) && i > 0 {
+				again := r
+				if r.Op == "append" {
+					again.Surface = append(slices.Clone(r.Surface), seq+1)
+				}
+				var b strings.Builder
+				for _, l := range append(lines[:i+1:i+1], again) {
+					j, _ := json.Marshal(l)
+					b.Write(append(j, '\n'))
+				}
+				bad := filepath.Join(dir, name+"-"+filepath.Base(path))
+				os.WriteFile(bad, []byte(b.String()), 0o644)
+				return bad
+			}
+			seq++
+		}
+		t.Fatalf("%s: no line to repeat", path)
+		return ""
+	}
+	var harness string
+	for _, p := range paths {
+		if strings.HasPrefix(filepath.Base(p), "crash-all-open") {
+			harness = p
+		}
+	}
+	extraResult := repeat("extra-result", harness, func(r session.TraceLine) bool { return r.T == "result" && r.Op == "append" })
+	strayEnd := repeat("stray-end", harness, func(r session.TraceLine) bool { return r.T == "cend" })
+	return []string{wrongSurface, wrongRepair, extraResult, strayEnd}
 }
 
 func readTrace(t *testing.T, path string) []session.TraceLine {
@@ -310,11 +426,12 @@ func TestTraceReplay(t *testing.T) {
 			t.Fatalf("%s: line %d not matched: %s\n%+v", filepath.Base(p), n, why, lines[n-1])
 		}
 	}
-	wrongSurface, wrongRepair := wrongTraces(t, dir, paths)
-	for _, bad := range []string{wrongSurface, wrongRepair} {
-		if n, _ := ReplayTrace(readTrace(t, bad)); n == 0 {
+	for _, bad := range wrongTraces(t, dir, paths) {
+		n, why := ReplayTrace(readTrace(t, bad))
+		if n == 0 {
 			t.Errorf("%s: a wrong trace was matched", filepath.Base(bad))
 		}
+		t.Logf("%s: line %d not matched: %s", filepath.Base(bad), n, why)
 	}
 }
 
@@ -326,6 +443,7 @@ func TestTracesAreWritten(t *testing.T) {
 	for _, p := range traces(t, t.TempDir()) {
 		data, _ := os.ReadFile(p)
 		n := 0
+		var lines []session.TraceLine
 		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 			var r session.TraceLine
 			if err := json.Unmarshal([]byte(l), &r); err != nil {
@@ -334,7 +452,11 @@ func TestTracesAreWritten(t *testing.T) {
 			seen[r.T]++
 			if r.Action == "repair" && r.Closers > 0 {
 				seen["repair-with-closers"]++
+				for _, c := range lines[len(lines)-r.Closers:] {
+					seen["closer-"+c.T]++
+				}
 			}
+			lines = append(lines, r)
 			n++
 		}
 		if n < 20 {
@@ -344,7 +466,8 @@ func TestTracesAreWritten(t *testing.T) {
 			t.Fatalf("%s: %v", p, err)
 		}
 	}
-	for _, k := range []string{"user", "summary", "asst", "result", "call", "tstart", "tend", "cstart", "cend", "repair-with-closers"} {
+	for _, k := range []string{"user", "summary", "asst", "result", "call", "tstart", "tend", "sstart", "send", "cstart", "cend", "repair-with-closers",
+		"closer-result", "closer-send", "closer-tend", "closer-cend"} {
 		if seen[k] == 0 {
 			t.Errorf("no trace line of kind %q: the traces do not exercise it", k)
 		}

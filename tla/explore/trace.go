@@ -73,6 +73,9 @@ func ReplayTrace(lines []session.TraceLine) (int, string) {
 	var shadowed []int64
 	for i, r := range lines {
 		fail := func(why string) (int, string) { return i + 1, why }
+		if len(log) > 0 && log[len(log)-1].T == "summary" && (r.Action != "append" || r.T != "cend") {
+			return fail("a summary not followed by its compaction's end (COMP-5)")
+		}
 		switch r.Action {
 		case "append":
 			op := noOp
@@ -90,9 +93,13 @@ func ReplayTrace(lines []session.TraceLine) (int, string) {
 				return fail("an event Offer rejects")
 			case e.T == "cstart" && locked(log):
 				return fail("a compaction started while another is open (COMP-2)")
+			case e.T == "cend" && !locked(log):
+				return fail("a compaction end with no compaction open (COMP-5, COMP-6)")
+			case e.T == "result" && e.Op.Kind == "append" && !slices.Contains(x.pending(log, calls), e.Call):
+				return fail("a result for a call that is not pending (STRICT-4, REP-3)")
 			case e.T == "summary" && (!locked(log) ||
-				!balancedCut(log, surface, slices.Index(surface, e.Op.Start), calls) ||
-				!balancedCut(log, surface, slices.Index(surface, e.Op.End)+1, calls)):
+				!x.balancedCut(log, surface, slices.Index(surface, e.Op.Start), calls) ||
+				!x.balancedCut(log, surface, slices.Index(surface, e.Op.End)+1, calls)):
 				return fail("a summary outside the lock or across an open call (COMP-4)")
 			}
 			if e.Op.Kind == "replace" {
@@ -129,6 +136,20 @@ func ReplayTrace(lines []session.TraceLine) (int, string) {
 				return fail("a shadowed node is back (SURF-15)")
 			}
 		}
+		if v := x.traceInvariants(log); v != "" {
+			return fail("the declarative invariant " + v + " is broken")
+		}
 	}
 	return 0, ""
+}
+
+// traceInvariants checks the declarative invariants TraceInvariants of
+// TraceSurface.tla names, and returns the first one broken, or "".
+func (x *explorer) traceInvariants(l []Event) string {
+	for _, name := range []string{"REP1_TurnsDecl", "REP3_ResultsAnswerDecl", "COMP2_BracketsDecl", "COMP5_SummaryInBracketDecl", "COMP4_BalancedDecl"} {
+		if !invariants[name](x, &State{Log: l}) {
+			return name
+		}
+	}
+	return ""
 }
