@@ -229,8 +229,8 @@ func badRun(t *testing.T, mode string, vectors []conformance.Vector, opts confor
 }
 
 // TestRunnerNeverPassesOnNothing: a run that tests nothing fails: no
-// vector selected, every vector skipped, a testee without the core
-// feature.
+// vector selected, every vector skipped (with and without a filter), a
+// testee without the core feature.
 func TestRunnerNeverPassesOnNothing(t *testing.T) {
 	some := someVectors(5, "surface.edge.")
 	rep, _ := conformance.Run(some, conformance.NewImplMachine(), conformance.Options{Filter: conformance.Filter{Prefix: "no.such."}})
@@ -240,6 +240,13 @@ func TestRunnerNeverPassesOnNothing(t *testing.T) {
 	rep = badRun(t, "skip-all", some, conformance.Options{})
 	if rep.OK() || rep.Level() != "none" || !strings.Contains(strings.Join(rep.Problems, ";"), "skipped every vector") {
 		t.Errorf("a testee skipping everything passed: %+v %v", rep.Problems, rep.Counts())
+	}
+	// The same with a filter that narrows the run: every selected vector
+	// skipped is nothing tested, though vectors outside the filter exist.
+	mixed := append(someVectors(3, "repair."), some...)
+	rep = badRun(t, "skip-all", mixed, conformance.Options{Filter: conformance.Filter{Prefix: "surface.edge."}})
+	if rep.OK() || !strings.Contains(strings.Join(rep.Problems, ";"), "skipped every vector") || len(rep.Outcomes) != len(some) {
+		t.Errorf("a testee skipping every selected vector passed under a filter: %+v %v (%d outcomes)", rep.Problems, rep.Counts(), len(rep.Outcomes))
 	}
 	rep, _ = conformance.Run(some, noCore{conformance.NewImplMachine()}, conformance.Options{})
 	if rep.OK() || !strings.Contains(strings.Join(rep.Problems, ";"), "core") {

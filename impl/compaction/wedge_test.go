@@ -175,3 +175,66 @@ func TestAbortOpenKeepsTheTurn(t *testing.T) {
 		}
 	}
 }
+
+// TestLockHeldAgainstLookAlikeEnds: COMP-2 with ends that look like the
+// open compaction's and are not: a compaction/end naming another
+// compactionId, and an end of the other vocabulary, appended by the
+// program itself, leave the lock held (Begin is compaction.locked) and the
+// open operation can still commit. The open compaction's own end (its id
+// written with an escape, the same id by value) releases it.
+func TestLockHeldAgainstLookAlikeEnds(t *testing.T) {
+	for _, v := range []compaction.Vocabulary{compaction.CompactEvents, compaction.CompactionEvents} {
+		s := session.New()
+		nodes := conversation(t, s, 1, nil, nil)
+		op, err := compaction.Begin(context.Background(), s, nodes[0], nodes[0], compaction.WithVocabulary(v), compaction.WithID("c1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lookAlikes := []struct {
+			t    event.Type
+			data string
+		}{
+			{event.TypeCompactionEnd, `{"compactionId":"c2","turn":1,"error":"another"}`},
+			{event.TypeCompactionEnd, `{"compactionId":"C1","turn":1,"error":"another"}`},
+		}
+		if v == compaction.CompactEvents {
+			// A compaction/end (any id) does not end a compact/start.
+			lookAlikes = append(lookAlikes, struct {
+				t    event.Type
+				data string
+			}{event.TypeCompactionEnd, `{"compactionId":"c1","turn":1,"error":"another"}`})
+		} else {
+			// A compact/end does not end a compaction/start.
+			lookAlikes = append(lookAlikes, struct {
+				t    event.Type
+				data string
+			}{event.TypeCompactEnd, `{"turn":1,"error":"another"}`})
+		}
+		for _, la := range lookAlikes {
+			if _, err := s.Append(la.t, json.RawMessage(la.data), nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := compaction.Begin(context.Background(), s, nodes[0], nodes[0]); !errors.Is(err, event.CodeCompactionLocked) {
+				t.Fatalf("%v: after %s %s, Begin: %v, want compaction.locked", v, la.t, la.data, err)
+			}
+		}
+		if _, err := op.Commit(context.Background(), summary, compaction.Meta{Provider: "p", Model: "m"}, plain...); err != nil {
+			t.Fatalf("%v: the open operation's commit after look-alike ends: %v", v, err)
+		}
+		if _, err := compaction.Begin(context.Background(), s, nodes[len(nodes)-1], nodes[len(nodes)-1]); errors.Is(err, event.CodeCompactionLocked) {
+			t.Fatalf("%v: the lock outlived its commit: %v", v, err)
+		}
+	}
+	// The same id written another way is the same compaction (by value).
+	s := session.New()
+	nodes := conversation(t, s, 1, nil, nil)
+	if _, err := compaction.Begin(context.Background(), s, nodes[0], nodes[0], compaction.WithVocabulary(compaction.CompactionEvents), compaction.WithID("c1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(event.TypeCompactionEnd, json.RawMessage(`{"compactionId":"c\u0031","turn":1,"error":"ended by hand"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := compaction.Begin(context.Background(), s, nodes[0], nodes[0]); errors.Is(err, event.CodeCompactionLocked) {
+		t.Fatalf("the open compaction's own end (escaped id) did not release the lock: %v", err)
+	}
+}

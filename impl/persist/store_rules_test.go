@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/session"
 )
 
 // Tests of the store rules that keep a store from destroying data:
@@ -515,4 +517,48 @@ func TestIgnorableUnknownEvents(t *testing.T) {
 		t.Errorf("an unknown type without the marker: %v", err)
 	}
 	unchanged(t, bad, before)
+}
+
+// TestResumeAfterRejectedSeed: STORE-10 is about live sessions, and a
+// Resume whose seed is rejected makes none. A program that resumes with
+// the wrong options (here, without registering a type its log holds) gets
+// the seed's error, and resuming the same store again with the right ones
+// works: the store is not left marked live (not persist.locked).
+func TestResumeAfterRejectedSeed(t *testing.T) {
+	note := event.TypeSpec{Type: "app/note"}
+	v, err := event.NewVocabulary(note)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			p := filepath.Join(t.TempDir(), b.file)
+			st := b.open(t, p)
+			s, _, err := Resume(ctx, st, session.WithVocabulary(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Append("app/note", json.RawMessage(`{"text":"kept"}`), nil); err != nil {
+				t.Fatal(err)
+			}
+			s.Close(ctx)
+
+			st = b.open(t, p)
+			defer st.Close(ctx)
+			if _, _, err := Resume(ctx, st); !errors.Is(err, event.CodeUnknownType) {
+				t.Fatalf("resume without the type: %v, want event.unknown_type", err)
+			}
+			s, _, err = Resume(ctx, st, session.WithVocabulary(v))
+			if err != nil {
+				t.Fatalf("resume again after a rejected seed: %v (the store must not stay marked live)", err)
+			}
+			if n := s.Len(); n != 1 {
+				t.Fatalf("%d events after the second resume, want 1", n)
+			}
+			if _, _, err := Resume(ctx, st, session.WithVocabulary(v)); !errors.Is(err, event.CodePersistLocked) {
+				t.Fatalf("a third resume while the second is live: %v, want persist.locked", err)
+			}
+		})
+	}
 }

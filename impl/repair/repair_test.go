@@ -33,6 +33,19 @@ func asst(ids ...string) ev {
 	return ev{event.TypeAssistantMessage, `{"turn":7,"step":2,"content":[{"type":"text","text":"t"}` + strings.Repeat(",", min(len(b), 1)) + strings.Join(b, ",") + `]}`, ap()}
 }
 
+var (
+	compactStart = ev{event.TypeCompactStart, `{"turn":7}`, nil}
+	compactEnd   = ev{event.TypeCompactEnd, `{"turn":7}`, nil}
+)
+
+func cstart(id string) ev {
+	return ev{event.TypeCompactionStart, `{"compactionId":"` + id + `","turn":7}`, nil}
+}
+
+func cend(id string) ev {
+	return ev{event.TypeCompactionEnd, `{"compactionId":"` + id + `","turn":7}`, nil}
+}
+
 func call(id string) ev {
 	return ev{event.TypeToolCall, `{"turn":7,"step":2,"callId":"` + id + `","name":"x","arguments":"{}"}`, nil}
 }
@@ -61,6 +74,13 @@ func TestClosers(t *testing.T) {
 		{"earlier turns are closed", []ev{start, step, asst("a"), end, start}, "turn/end"},
 		{"re-registration forgets the tool/call", []ev{start, step, asst("a"), call("a"), asst("a")}, "tool/result:a:[] step/end turn/end"},
 		{"tool/call of an unknown id is ignored", []ev{start, step, call("z")}, "step/end turn/end"},
+		// REP-6 with look-alike ends: an end closes its own start only.
+		{"compaction/end of another compactionId leaves it open", []ev{start, cstart("c1"), cend("c2")}, "compaction/end turn/end"},
+		{"compaction/end of the same compactionId, escaped, closes it", []ev{start, cstart("c1"), cend(`c\u0031`)}, "turn/end"},
+		{"compaction/end of the same compactionId closes it", []ev{start, cstart("c1"), cend("c1")}, "turn/end"},
+		{"compact/end does not close a compaction/start", []ev{start, cstart("c1"), compactEnd}, "compaction/end turn/end"},
+		{"compaction/end does not close a compact/start", []ev{start, compactStart, cend("c1")}, "compact/end turn/end"},
+		{"compact/end closes a compact/start", []ev{start, compactStart, compactEnd}, "turn/end"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
