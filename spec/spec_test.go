@@ -79,3 +79,53 @@ func TestEveryCodeIsTested(t *testing.T) {
 		t.Errorf("errors.json has %d codes, the generated code %d: run go generate", len(table.Codes), len(event.Codes()))
 	}
 }
+
+// TestErrorSummaries: the summaries of errors.json that once lagged the
+// rules' text name what the rules now say (SURF-1's ignorable and
+// duplicate members, SURF-3's registered and ignorable types and what
+// makes a registration invalid, SURF-4's UTF-8 and depth limit, SURF-5's
+// enums and nullable fields), and each of these rules' text names it too.
+func TestErrorSummaries(t *testing.T) {
+	var table struct {
+		Codes []struct{ Code, Rule, Summary string }
+	}
+	if err := json.Unmarshal(spec.ErrorsJSON, &table); err != nil {
+		t.Fatal(err)
+	}
+	rules := map[string]string{} // each rule's text, up to the next rule or section
+	heading := regexp.MustCompile(`(?m)^(\*\*(?:SURF|REP|STORE|COMP|STRICT)-\d+ \(|## )`)
+	for _, r := range spec.Rules() {
+		at := strings.Index(spec.Markdown, "**"+r.ID+" (")
+		text := spec.Markdown[at+2:]
+		if next := heading.FindStringIndex(text); next != nil {
+			text = text[:next[0]]
+		}
+		rules[r.ID] = strings.Join(strings.Fields(text), " ")
+	}
+	want := map[string][]string{
+		"event.invalid_envelope": {"ignorable", "twice", "2^53-1"},
+		"event.unknown_type":     {"registered", "ignorable"},
+		"event.data_not_json":    {"duplicate", "UTF-8", "10,000", "2^53-1", "negative zero"},
+		"event.data_invalid":     {"registered", "enum", "nullable", "required"},
+		"vocabulary.invalid":     {"catalog", "twice", "surface-eligible", "surrounding space", "enum"},
+	}
+	seen := 0
+	for _, c := range table.Codes {
+		words, ok := want[c.Code]
+		if !ok {
+			continue
+		}
+		seen++
+		for _, w := range words {
+			if !strings.Contains(c.Summary, w) {
+				t.Errorf("errors.json %s: the summary does not mention %q: %s", c.Code, w, c.Summary)
+			}
+			if !strings.Contains(rules[c.Rule], w) && !strings.Contains(rules[c.Rule], strings.TrimSuffix(w, "d")) {
+				t.Errorf("%s (for %s) does not mention %q", c.Rule, c.Code, w)
+			}
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("%d of %d codes found in errors.json", seen, len(want))
+	}
+}

@@ -69,7 +69,7 @@ var shows = map[string][]string{
 	"D4":  {"surface.edge.derive.provenance"},
 	"D5":  {"surface.edge.append.legacy_type"},
 	"D6":  {"surface.precision.data.number_extremes"},
-	"D7":  {"surface.edge.data.unsafe_integer", "surface.edge.data.out_of_range", "surface.precision.integers."},
+	"D7":  {"surface.edge.data.unsafe_integer", "surface.edge.data.out_of_range", "surface.precision.integers.", "surface.precision.data.integer_kind_range"},
 	"D8":  {"surface.edge.fork.open_turn", "surface.edge.fork.out_of_range"},
 	"D12": {"repair.shadowed_call", "persist.crash_reopen.shadowed_call"},
 	"D20": {"surface.vocabulary.register.", "surface.vocabulary.ignorable."},
@@ -654,6 +654,7 @@ func vocabulary() []conformance.Vector {
 		tm := int64(conformance.BaseTime)
 		return conformance.Step{Op: "append", Type: &t, Time: &tm, DataText: &data, Ignorable: ignorable}
 	}
+	two := int64(2)
 	audit := conformance.TypeDef{Type: "app/audit", Fields: []conformance.FieldDef{{Name: "user", Kind: "string", Required: true}, {Name: "at", Kind: "integer", Nullable: true}}}
 	bracket := traffic.SeedSystemBracket()
 	seed := func(lines ...string) conformance.Step { return conformance.Step{Op: "seed", Lines: &lines} }
@@ -670,6 +671,24 @@ func vocabulary() []conformance.Vector {
 		{"ignorable.no_markers", "an unknown type is never surface-eligible: it cannot carry surfaceOp", []conformance.Step{seed(line(0, `,"surfaceOp":"append","ignorable":true`))}},
 		{"register.types", "a registered log-only type is known: its fields are checked, nullable ones may be null", []conformance.Step{reg(audit, conformance.TypeDef{Type: "app/free"}), appendOf("app/audit", `{"user":"ann","at":null}`, false), appendOf("app/audit", `{"user":7}`, false), appendOf("app/free", `{"anything":[1]}`, false), appendOf("app/other", `{}`, false)}},
 		{"register.survives_resume", "registered types stay known across a crash and resume", []conformance.Step{reg(conformance.TypeDef{Type: "app/free"}), appendOf("app/free", `{"x":1}`, false), {Op: "crash_reopen"}, appendOf("app/free", `{"x":2}`, false)}},
+		{"register.survives_seed_and_fork", "registered types stay known across a seed and a fork: registration belongs to the session the program made, not to its log", []conformance.Step{reg(conformance.TypeDef{Type: "app/free"}), appendOf("app/free", `{"x":1}`, false),
+			seed(`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1,"trigger":{"kind":"message"}}}`, `{"type":"app/free","seq":1,"time":1,"data":{"x":0}}`, `{"type":"turn/end","seq":2,"time":1,"data":{"turn":1,"reason":{"kind":"completed"}}}`),
+			appendOf("app/free", `{"x":1}`, false), {Op: "fork", Boundary: &two, Continue: true}, appendOf("app/free", `{"x":2}`, false)}},
+		{"register.fields_optional", "a registration's field list may be empty (any data object) and each listed field is optional unless it says required; a field that is there has its kind, null only when nullable; data is an object either way", []conformance.Step{
+			reg(conformance.TypeDef{Type: "app/opt", Fields: []conformance.FieldDef{{Name: "n", Kind: "integer"}}}, conformance.TypeDef{Type: "app/free"}),
+			appendOf("app/opt", `{}`, false), appendOf("app/opt", `{"n":2,"extra":true}`, false), appendOf("app/opt", `{"n":"2"}`, false), appendOf("app/opt", `{"n":null}`, false),
+			appendOf("app/free", `{}`, false), appendOf("app/free", `"text"`, false), appendOf("app/free", `[1]`, false)}},
+		{"register.field_unnamed", "a registered field without a name is vocabulary.invalid", []conformance.Step{reg(conformance.TypeDef{Type: "app/a", Fields: []conformance.FieldDef{{Name: "", Kind: "string"}}})}},
+		{"register.field_twice", "a registered type naming one field twice is vocabulary.invalid", []conformance.Step{reg(conformance.TypeDef{Type: "app/a", Fields: []conformance.FieldDef{{Name: "f", Kind: "string"}, {Name: "f", Kind: "integer"}}})}},
+		{"register.field_unknown_kind", "a registered field of a kind SURF-5 does not list is vocabulary.invalid", []conformance.Step{reg(conformance.TypeDef{Type: "app/a", Fields: []conformance.FieldDef{{Name: "f", Kind: "float"}}})}},
+		{"register.field_enum_not_string", "an enum on a field that is not a string is vocabulary.invalid", []conformance.Step{reg(conformance.TypeDef{Type: "app/a", Fields: []conformance.FieldDef{{Name: "f", Kind: "integer", Enum: []string{"1"}}}})}},
+		{"register.type_unnamed", "a registered type with an empty name is vocabulary.invalid", []conformance.Step{reg(conformance.TypeDef{Type: ""})}},
+		{"register.type_spaced", "a registered type name with surrounding space is vocabulary.invalid", []conformance.Step{reg(conformance.TypeDef{Type: " app/a"})}},
+		{"ignorable.known_type_kept", "ignorable on a known type is kept in the stored event (it round-trips) and changes nothing else: the node is on the surface and is a message", []conformance.Step{func() conformance.Step {
+			st := appendOf("user/message", user, true)
+			st.SurfaceOp = json.RawMessage(`"append"`)
+			return st
+		}()}},
 		{"register.catalog_type", "a registration may not name a catalog type", []conformance.Step{reg(conformance.TypeDef{Type: "turn/start"})}},
 		{"register.twice", "a registration may not name a type twice", []conformance.Step{reg(conformance.TypeDef{Type: "app/a"}, conformance.TypeDef{Type: "app/a"})}},
 		{"seed_system.bracket", "a log with the seed system's four-event compaction bracket loads: its messages are the summary, then the retained nodes", []conformance.Step{seed(bracket...), {Op: "repair"}}},
@@ -754,6 +773,12 @@ func precision() []conformance.Vector {
 		{"data.duplicate_nested", "SURF-4: a duplicate key inside an object inside an array", with(appendText("todo/write", `{"todos":[{"a":1,"b":2,"a":3}]}`, "", "")), []string{"SURF-4"}},
 		{"data.duplicate_after_16_keys", "SURF-4: a duplicate of the first key after 16 other keys", with(appendText("todo/write", many(16), "", ""), appendText("todo/write", many(20), "", "")), []string{"SURF-4"}},
 		{"data.second_block_bad", "SURF-5: every block of content must be an object with a string type, the second too", with(appendText("user/message", `{"content":[{"type":"text","text":"a"},{"text":"no type"}],"source":{"kind":"user"}}`, `"append"`, "")), []string{"SURF-5"}},
+		{"data.integer_kind_range", "SURF-4, SURF-5: an integer field holds any finite number with an integral double value, whatever its size (1e300, -1e300, 9.007199254740993e15); only an integer literal beyond 2^53-1 is refused, by SURF-4, as event.data_not_json", with(
+			appendText("step/start", `{"turn":1e300,"step":-1e300}`, "", ""), appendText("step/start", `{"turn":9.007199254740993e15,"step":1}`, "", ""),
+			appendText("step/start", `{"turn":9007199254740992,"step":1}`, "", ""), appendText("step/start", `{"turn":1e400,"step":1}`, "", "")), []string{"SURF-4", "SURF-5"}},
+		{"seed.syntax_inside_data", "SURF-1, SURF-4, SURF-18: a seed line whose only syntax error is inside data is not a JSON text, so not an event: event.invalid_envelope at its index, as any line that does not parse", []conformance.Step{
+			seed(u("0", "1", `,"surfaceOp":"append"`), `{"type":"todo/write","seq":1,"time":1,"data":{"todos":[1,]}}`),
+			seed(u("0", "1", `,"surfaceOp":"append"`), `{"type":"todo/write","seq":1,"time":1,"data":{"todos":[1] "x":2}}`)}, []string{"SURF-1", "SURF-18"}},
 		{"data.integer_kind", "SURF-5: an integer field holds a number with an integral value: 1.0 is accepted, 1.5 is not", with(
 			appendText("step/start", `{"turn":1.0,"step":2e0}`, "", ""), appendText("step/start", `{"turn":1.5,"step":2}`, "", "")), []string{"SURF-5"}},
 		{"sources.check_order", "SURF-9, SURF-16: each sources check runs over the whole array before the next: [5,5,-1] is invalid, [7,7] at seq 6 is a duplicate, [-1,-1] is invalid", with(

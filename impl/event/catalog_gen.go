@@ -55,15 +55,15 @@ const (
 
 // Error codes of spec/errors.json, in check order (SURF-16).
 const (
-	// CodeInvalidEnvelope (SURF-1): The event is not an object with exactly type (string), seq and time (non-negative safe integers), data, and optionally sourceEventSeqs and surfaceOp.
+	// CodeInvalidEnvelope (SURF-1): The event is not an object with exactly type (string), seq and time (integers in [0, 2^53-1]), data, and optionally sourceEventSeqs, surfaceOp and ignorable (true when present): a member missing, of the wrong kind, unknown or present twice; a seed line that is not JSON text at all (even when its only syntax error is inside data).
 	CodeInvalidEnvelope Code = "event.invalid_envelope"
 	// CodeSeqNotContiguous (SURF-2): The event's seq is not its index in the log.
 	CodeSeqNotContiguous Code = "seq.not_contiguous"
-	// CodeUnknownType (SURF-3): The event type is not in the catalog.
+	// CodeUnknownType (SURF-3): The event type is neither in the catalog nor registered for the session, and the event is not marked "ignorable": true.
 	CodeUnknownType Code = "event.unknown_type"
-	// CodeDataNotJSON (SURF-4): The data is not losslessly JSON: malformed text, a duplicate object key, negative zero, a non-finite number, an integer beyond 2^53-1, or a Go value that cannot be marshalled.
+	// CodeDataNotJSON (SURF-4): The data is not losslessly JSON: malformed text, a duplicate object key, invalid UTF-8, negative zero, a non-finite number, an integer literal beyond 2^53-1, nesting deeper than 10,000 levels, or a Go value that cannot be marshalled.
 	CodeDataNotJSON Code = "event.data_not_json"
-	// CodeDataInvalid (SURF-5): The data is not an object, or a field the catalog requires is missing or has the wrong JSON kind.
+	// CodeDataInvalid (SURF-5): The data of a known type (catalog or registered) is not an object, or a field it marks required is missing, or a field present has the wrong JSON kind (null only where nullable) or a string outside its enum.
 	CodeDataInvalid Code = "event.data_invalid"
 	// CodeOpForbidden (SURF-6): A non-surface event carries surfaceOp.
 	CodeOpForbidden Code = "surface.op_forbidden"
@@ -103,7 +103,7 @@ const (
 	CodeStrictCallAnswered Code = "strict.call_answered"
 	// CodeStrictCallsPending (STRICT-5): Strict mode: a user, context or steering message appended while tool calls of the open turn have no result.
 	CodeStrictCallsPending Code = "strict.calls_pending"
-	// CodeVocabularyInvalid (SURF-3): A program registered an event type that is empty, in the catalog already, registered twice, surface-eligible, or whose fields are malformed.
+	// CodeVocabularyInvalid (SURF-3): A program registered an event type whose name is empty or has surrounding space, that is in the catalog already, registered twice or surface-eligible, or one of whose fields has no name, is named twice, has a kind SURF-5 does not list or an enum on a non-string.
 	CodeVocabularyInvalid Code = "vocabulary.invalid"
 	// CodeForkBoundaryOutOfRange (SURF-24): The fork boundary is not the seq of an event in the log.
 	CodeForkBoundaryOutOfRange Code = "fork.boundary_out_of_range"
