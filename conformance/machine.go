@@ -26,6 +26,8 @@ type Machine struct {
 	// now is the time of the events a compaction step appends (the step's
 	// time); appends carry their own.
 	now int64
+	// st is the store of the store steps (FeatureStore).
+	st storeState
 }
 
 func (m *Machine) clock() int64 { return m.now }
@@ -49,18 +51,22 @@ func NewModelMachine() *Machine {
 // Hello implements Testee.
 func (m *Machine) Hello() (Hello, error) {
 	return Hello{Type: "hello", Protocol: ProtocolVersion, Name: m.name, Version: "0.1.0",
-		Features: []string{FeatureCore, FeatureRepair, FeaturePersist, FeatureCompaction, FeatureStrict}}, nil
+		Features: []string{FeatureCore, FeatureRepair, FeaturePersist, FeatureCompaction, FeatureStrict, FeatureStore}}, nil
 }
 
 // Reset implements Testee.
 func (m *Machine) Reset() error {
+	m.dropStore()
 	m.voc, m.now, m.strict = nil, 0, false
 	m.d = m.newSess(nil, false)
 	return nil
 }
 
 // Close implements Testee.
-func (m *Machine) Close() error { return nil }
+func (m *Machine) Close() error {
+	m.dropStore()
+	return nil
+}
 
 // Do implements Testee.
 func (m *Machine) Do(s Step) (Response, error) {
@@ -68,13 +74,16 @@ func (m *Machine) Do(s Step) (Response, error) {
 		m.Reset()
 	}
 	r, err := m.do(s)
+	if err == nil {
+		m.syncStore()
+	}
 	if err != nil {
 		if event.CodeOf(err) == "" { // not a rejection: a step the testee cannot run
 			return Response{}, err
 		}
 		res := Result{Error: string(event.CodeOf(err))}
 		var ee *event.Error
-		if s.Op == "seed" && errors.As(err, &ee) && ee.Index >= 0 {
+		if (s.Op == "seed" || s.Op == "store_open") && errors.As(err, &ee) && ee.Index >= 0 {
 			i := ee.Index
 			res.Index = &i
 		}
@@ -120,6 +129,7 @@ func (m *Machine) do(s Step) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
+		m.detach()
 		m.d = next
 		return m.state(Result{}), nil
 	case "fork":
@@ -131,6 +141,7 @@ func (m *Machine) do(s Step) (Result, error) {
 			return Result{}, err
 		}
 		if s.Continue {
+			m.detach()
 			m.d = child
 		}
 		return m.state(Result{}), nil
@@ -162,7 +173,14 @@ func (m *Machine) do(s Step) (Result, error) {
 		return m.state(Result{}), nil
 	case "compact_begin", "compact_commit", "compact_abort", "prune", "compact_select", "balance":
 		return m.compaction(s)
+	case "store_open":
+		return m.storeOpen(s)
+	case "store_file":
+		return m.storeFile(s)
 	case "repair", "crash_reopen":
+		if s.Op == "crash_reopen" {
+			m.detach()
+		}
 		var closers []event.Event
 		var err error
 		if s.Op == "crash_reopen" && m.persist {

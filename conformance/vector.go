@@ -26,6 +26,10 @@ const (
 	FeatureCompaction = "compaction"
 	// FeatureStrict is the strict step: strict mode (STRICT-*).
 	FeatureStrict = "strict"
+	// FeatureStore is the store steps (STORE-*): store_open hands the
+	// testee the bytes of a session file to open and resume, store_file
+	// asks for what the file holds now.
+	FeatureStore = "store"
 )
 
 // Vector is one conformance test: a sequence of steps, each with its
@@ -93,6 +97,17 @@ type Step struct {
 	Continue bool   `json:"continue,omitempty"`
 	// provenance, prune, balance: the seq asked about.
 	Seq *int64 `json:"seq,omitempty"`
+	// store_open: the store's Format ("jsonl"), the bytes of its file
+	// (File; nil: no file, a new store), files to put beside it first
+	// (Beside: a suffix of the file's name, such as ".torn-57", and the
+	// bytes), and the header the testee opens it with (ID, CreatedAt).
+	Format    string            `json:"format,omitempty"`
+	File      *[]byte           `json:"fileBase64,omitempty"`
+	Beside    map[string][]byte `json:"beside,omitempty"`
+	ID        *string           `json:"id,omitempty"`
+	CreatedAt *int64            `json:"createdAt,omitempty"`
+	// store_file: Exact asks for the file's bytes as well.
+	Exact bool `json:"exact,omitempty"`
 	// Expect is the expected result.
 	Expect *Result `json:"expect,omitempty"`
 }
@@ -117,9 +132,35 @@ type Result struct {
 	// Balanced and OnSurface are what balance found.
 	Balanced  *bool `json:"balanced,omitempty"`
 	OnSurface *bool `json:"onSurface,omitempty"`
+	// Report is what store_open loaded (STORE-2, STORE-8).
+	Report *StoreReport `json:"report,omitempty"`
+	// File is what the store's file holds (store_file).
+	File *StoreFile `json:"file,omitempty"`
 	// Surface and Messages are the state after a step that changed it.
 	Surface  *[]int64        `json:"surface,omitempty"`
 	Messages json.RawMessage `json:"messages,omitempty"`
+}
+
+// StoreReport is what a store_open loaded: the number of events, and the
+// length of a torn last line (STORE-2) with the suffix of the file it was
+// copied to (STORE-8, "" when there was none).
+type StoreReport struct {
+	Events     int    `json:"events"`
+	TornBytes  int    `json:"tornBytes"`
+	Quarantine string `json:"quarantine"`
+}
+
+// StoreFile is what a session file holds: each complete line as a JSON
+// value (compared by value, so a writer may order members its own way;
+// absent when a complete line is not JSON text), the bytes after the last
+// newline, the files beside it whose names are the file's name and
+// ".torn-..." (by suffix), and, when the step asked for them, all its
+// bytes.
+type StoreFile struct {
+	Lines  *[]json.RawMessage `json:"lines,omitempty"`
+	Tail   []byte            `json:"tailBase64,omitempty"`
+	Beside map[string][]byte `json:"beside"`
+	Bytes  []byte            `json:"bytesBase64,omitempty"`
 }
 
 // Range is a compaction range: its first and last node.
@@ -154,6 +195,8 @@ func (s Step) Feature() string {
 		return FeatureCompaction
 	case "strict":
 		return FeatureStrict
+	case "store_open", "store_file":
+		return FeatureStore
 	}
 	return FeatureCore
 }

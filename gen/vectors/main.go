@@ -39,9 +39,10 @@ func main() {
 		"vocabulary": vocabulary(),
 		"precision":  precision(),
 		"strict":     strictVectors(),
+		"store":      stores(),
 	}
 	var all []conformance.Vector
-	for _, name := range []string{"edge", "exhaustive", "random", "repair", "compaction", "vocabulary", "precision", "strict"} {
+	for _, name := range []string{"edge", "exhaustive", "random", "repair", "compaction", "vocabulary", "precision", "strict", "store"} {
 		vs := files[name]
 		for i := range vs {
 			vs[i].Differences = differencesOf(vs[i])

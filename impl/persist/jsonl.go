@@ -38,23 +38,25 @@ func WithFile(wrap func(File) File) JSONLOption { return func(j *JSONL) { j.wrap
 
 // JSONL is a session log in a JSONL file (STORE-1).
 type JSONL struct {
-	obs     observe.Observer // nil: nothing measured
-	synced  time.Duration    // the last write's sync, measured with obs
-	mu      sync.Mutex
-	path    string
-	osFile  *os.File
-	file    File
-	wrap    func(File) File
-	policy  SyncPolicy
-	header  Header
-	log     *event.Log // the events loaded, until Resume takes them
-	report  LoadReport
-	size    int64 // bytes of good content; the next line goes here
-	next    int64 // seq of the next event: the number of events in the file
-	torn    bool  // bytes past size must be cut off before the next write
-	broken  error // set when a failed write could not be undone
-	closed  bool
-	scratch []byte
+	obs    observe.Observer // nil: nothing measured
+	synced time.Duration    // the last write's sync, measured with obs
+	mu     sync.Mutex
+	path   string
+	osFile *os.File
+	file   File
+	wrap   func(File) File
+	policy SyncPolicy
+	header Header
+	log    *event.Log // the events loaded, until Resume takes them
+	report LoadReport
+	size   int64 // bytes of good content; the next line goes here
+	next   int64 // seq of the next event: the number of events in the file
+	torn   bool  // bytes past size must be cut off before the next write
+	// tornBytes is a torn tail load found, until quarantineTorn copies it.
+	tornBytes []byte
+	broken    error // set when a failed write could not be undone
+	closed    bool
+	scratch   []byte
 	// pending is a fork child not written yet (STORE-14): the file does
 	// not exist until Fork links it into place, complete.
 	pending bool
@@ -114,6 +116,10 @@ func OpenJSONL(ctx context.Context, path string, header Header, opts ...JSONLOpt
 		f.Close()
 		return nil, event.Errorf(event.CodePersistWrongSession, -1, "%s holds session %q, not %q; it was left as it is", path, j.header.ID, header.ID)
 	}
+	if err := j.quarantineTorn(); err != nil {
+		f.Close()
+		return nil, err
+	}
 	return j, nil
 }
 
@@ -170,13 +176,22 @@ func (j *JSONL) load() error {
 	}
 	j.header, j.log, j.size, j.next = sc.header, sc.log, sc.good, int64(sc.log.Len())
 	j.report = LoadReport{Events: sc.log.Len(), TornBytes: int64(len(sc.torn))}
-	if len(sc.torn) > 0 {
-		q, err := quarantine(j.path, sc.good, sc.torn)
-		if err != nil {
-			return err
-		}
-		j.torn, j.report.Quarantine = true, q
+	j.tornBytes = sc.torn
+	return nil
+}
+
+// quarantineTorn copies a torn tail found by load beside the file
+// (STORE-8). OpenJSONL calls it once the file is known to hold the
+// session asked for: nothing is written beside a file that is not.
+func (j *JSONL) quarantineTorn() error {
+	if len(j.tornBytes) == 0 {
+		return nil
 	}
+	q, err := quarantine(j.path, j.size, j.tornBytes)
+	if err != nil {
+		return err
+	}
+	j.torn, j.report.Quarantine, j.tornBytes = true, q, nil
 	return nil
 }
 

@@ -1,0 +1,213 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/persist"
+	"github.com/surfacelog/surface/impl/session"
+	"github.com/surfacelog/surface/internal/ops"
+	"github.com/surfacelog/surface/model"
+)
+
+// The store steps (FeatureStore): the implementation opens a real JSONL
+// file in a directory of its own; the model keeps the file in memory
+// (model.JSONLFile) and writes each event the session appends.
+
+// storeState is a machine's store: its file, and for the implementation
+// the open store and its directory.
+type storeState struct {
+	// model: the file in memory; live while a session writes to it.
+	file *model.JSONLFile
+	live bool
+	// implementation: the directory, the file's path, the open store.
+	dir, path string
+	sess      *persist.Session
+}
+
+// detach ends the store the vector wrote through: a seed, a fork that
+// goes on, a crash or a reset leaves it.
+func (m *Machine) detach() {
+	if m.st.sess != nil {
+		m.st.sess.Close(context.Background())
+		m.st.sess = nil
+	}
+	m.st.live = false
+}
+
+// dropStore forgets the store altogether (reset, close).
+func (m *Machine) dropStore() {
+	m.detach()
+	if m.st.dir != "" {
+		os.RemoveAll(m.st.dir)
+	}
+	m.st = storeState{}
+}
+
+// syncStore writes to the model's file the events the session appended
+// since the last step (the implementation's store did as it went).
+func (m *Machine) syncStore() {
+	if !m.st.live {
+		return
+	}
+	events := m.d.State().Events
+	if n := len(m.st.file.Lines); len(events) > n {
+		m.st.file.Append(events[n:]...)
+	}
+}
+
+func (m *Machine) storeOpen(s Step) (Result, error) {
+	if s.Format != "jsonl" {
+		return Result{}, protocolError("store_open: this testee opens format \"jsonl\" only, not " + s.Format)
+	}
+	if s.ID == nil || s.CreatedAt == nil {
+		return Result{}, protocolError("store_open without id or createdAt")
+	}
+	m.dropStore()
+	var data []byte
+	if s.File != nil {
+		data = bytes.Clone(*s.File)
+		if data == nil {
+			data = []byte{}
+		}
+	}
+	if m.persist {
+		return m.storeOpenImpl(s, data)
+	}
+	f, err := model.OpenJSONL(data, s.Beside, *s.ID, *s.CreatedAt)
+	if err != nil {
+		m.st.file = &model.JSONLFile{Data: data, Beside: s.Beside} // left as it was
+		return Result{}, err
+	}
+	m.st.file = f
+	if n := f.SeedLength(); n > int64(len(f.Lines)) { // STORE-14
+		return Result{}, event.Errorf(event.CodePersistForkIncomplete, -1, "the header promises %d inherited events, the file holds %d", n, len(f.Lines))
+	}
+	lines := make([]json.RawMessage, len(f.Lines))
+	for i, l := range f.Lines {
+		lines[i] = l
+	}
+	next, err := m.newSess(m.voc, m.strict).SeedJSON(lines) // STORE-3
+	if err != nil {
+		return Result{}, err
+	}
+	m.d = next
+	closers, err := m.d.Repair() // STORE-7
+	if err != nil {
+		return Result{}, err
+	}
+	f.Append(closers...)
+	m.st.live = true
+	r := closersResult(closers)
+	r.Report = &StoreReport{Events: len(lines), TornBytes: len(f.Beside[f.Quarantine]), Quarantine: f.Quarantine}
+	return m.state(r), nil
+}
+
+func (m *Machine) storeOpenImpl(s Step, data []byte) (Result, error) {
+	dir, err := os.MkdirTemp("", "surface-store")
+	if err != nil {
+		return Result{}, err
+	}
+	m.st.dir, m.st.path = dir, filepath.Join(dir, "s.jsonl")
+	if data != nil {
+		if err := os.WriteFile(m.st.path, data, 0o644); err != nil {
+			return Result{}, err
+		}
+	}
+	for suffix, b := range s.Beside {
+		if strings.ContainsAny(suffix, `/\`) {
+			return Result{}, protocolError("store_open: a beside suffix names another directory: " + suffix)
+		}
+		if err := os.WriteFile(m.st.path+suffix, b, 0o644); err != nil {
+			return Result{}, err
+		}
+	}
+	ctx := context.Background()
+	st, err := persist.OpenJSONL(ctx, m.st.path, persist.Header{ID: *s.ID, CreatedAt: *s.CreatedAt}, persist.WithSync(persist.SyncNever))
+	if err != nil {
+		return Result{}, err
+	}
+	opts := []session.Option{session.WithVocabulary(m.voc), session.WithClock(m.clock)}
+	if m.strict {
+		opts = append(opts, session.WithStrict())
+	}
+	sess, rep, err := persist.Resume(ctx, st, opts...)
+	if err != nil {
+		st.Close(ctx)
+		return Result{}, err
+	}
+	m.st.sess = sess
+	m.d = &ops.Impl{S: sess.Session, Clock: m.clock, Voc: m.voc, Strict: m.strict}
+	r := closersResult(rep.Closers)
+	r.Report = &StoreReport{Events: rep.Events, TornBytes: int(rep.TornBytes), Quarantine: strings.TrimPrefix(rep.Quarantine, m.st.path)}
+	return m.state(r), nil
+}
+
+func (m *Machine) storeFile(s Step) (Result, error) {
+	var data []byte
+	beside := map[string][]byte{}
+	switch {
+	case m.persist && m.st.path != "":
+		var err error
+		if data, err = os.ReadFile(m.st.path); err != nil {
+			return Result{}, err
+		}
+		names, _ := filepath.Glob(m.st.path + ".torn-*")
+		for _, n := range names {
+			b, err := os.ReadFile(n)
+			if err != nil {
+				return Result{}, err
+			}
+			beside[strings.TrimPrefix(n, m.st.path)] = b
+		}
+	case !m.persist && m.st.file != nil:
+		data = m.st.file.Data
+		for k, v := range m.st.file.Beside {
+			if strings.HasPrefix(k, ".torn-") {
+				beside[k] = v
+			}
+		}
+	default:
+		return Result{}, protocolError("store_file before any store_open")
+	}
+	return Result{File: FileOf(data, beside, s.Exact)}, nil
+}
+
+// FileOf is the store_file result for a file's bytes and the files beside
+// it: its complete lines as JSON values (none when one is not JSON text),
+// the bytes after its last newline, and with exact all its bytes.
+func FileOf(data []byte, beside map[string][]byte, exact bool) *StoreFile {
+	f := &StoreFile{Beside: beside}
+	lines := []json.RawMessage{}
+	rest := data
+	for {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			break
+		}
+		if lines != nil && json.Valid(rest[:i]) {
+			lines = append(lines, json.RawMessage(bytes.Clone(rest[:i])))
+		} else {
+			lines = nil
+		}
+		rest = rest[i+1:]
+	}
+	if lines != nil {
+		f.Lines = &lines
+	}
+	if len(rest) > 0 {
+		f.Tail = bytes.Clone(rest)
+	}
+	if exact {
+		f.Bytes = bytes.Clone(data)
+		if f.Bytes == nil {
+			f.Bytes = []byte{}
+		}
+	}
+	return f
+}

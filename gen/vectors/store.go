@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/surfacelog/surface/conformance"
+)
+
+// --- stores (STORE-*): session files handed to the testee (FeatureStore) ---
+
+// stores returns the vectors of the store steps: JSONL files, well formed
+// and not, opened, resumed and written through.
+func stores() []conformance.Vector {
+	const created = int64(1767225600000)
+	header := func(rest string) string {
+		return `{"type":"session","version":0,"id":"s1","createdAt":1767225600000` + rest + `}`
+	}
+	line := func(seq int, t, data, rest string) string {
+		return fmt.Sprintf(`{"type":%q,"seq":%d,"time":1,"data":%s%s}`, t, seq, data, rest)
+	}
+	u := func(seq int) string { return line(seq, "user/message", user, `,"surfaceOp":"append"`) }
+	file := func(lines ...string) *[]byte { // complete lines
+		b := []byte(strings.Join(lines, "\n") + "\n")
+		return &b
+	}
+	raw := func(text string) *[]byte {
+		b := []byte(text)
+		return &b
+	}
+	s1 := "s1"
+	openAs := func(id string, f *[]byte, beside map[string][]byte) conformance.Step {
+		return conformance.Step{Op: "store_open", Format: "jsonl", File: f, Beside: beside, ID: &id, CreatedAt: ptr(created)}
+	}
+	open := func(f *[]byte) conformance.Step { return openAs(s1, f, nil) }
+	show := conformance.Step{Op: "store_file"}
+	exact := conformance.Step{Op: "store_file", Exact: true}
+	userType, tm, userData := "user/message", int64(conformance.BaseTime), user
+	appendUser := conformance.Step{Op: "append", Type: &userType, Time: &tm, DataText: &userData, SurfaceOp: []byte(`"append"`)}
+	torn := `{"type":"user/message","seq":2,"ti`
+	good := header("") + "\n" + u(0) + "\n" + u(1) + "\n"
+	tornAt := fmt.Sprintf(".torn-%d", len(good))
+	turn := []string{header(""), line(0, "turn/start", turnStart, ""), u(1),
+		line(2, "assistant/message", `{"turn":1,"step":1,"content":[{"type":"tool-call","id":"c1","name":"read","arguments":{}}]}`, `,"surfaceOp":"append"`),
+		line(3, "tool/call", `{"turn":1,"step":1,"callId":"c1","name":"read","arguments":"{}"}`, "")}
+	deep := `{"todos":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`
+	cases := []struct {
+		name  string
+		desc  string
+		steps []conformance.Step
+		rules []string
+	}{
+		{"new_file", "STORE-1: with no file, the store writes a session header and then each event on a line of its own", []conformance.Step{
+			open(nil), appendUser, show}, []string{"STORE-1"}},
+		{"resume_repairs", "STORE-3, STORE-7: resuming a file whose last turn is open loads it as a seed and appends the closers through the store, before any later append", []conformance.Step{
+			open(file(turn...)), show, appendUser, show}, []string{"STORE-3", "STORE-7"}},
+		{"torn_no_newline", "STORE-2 (a), STORE-8: a last line without its newline is a torn tail: reported, copied to NAME.torn-OFFSET, and cut off before the next append", []conformance.Step{
+			open(raw(good + torn)), appendUser, show}, []string{"STORE-2", "STORE-8"}},
+		{"torn_not_json", "STORE-2 (b): a complete last line that is not JSON text (NUL bytes a crash left) is a torn tail too", []conformance.Step{
+			open(raw(good + "\x00\x00\x00\x00\n")), appendUser, show}, []string{"STORE-2", "STORE-8"}},
+		{"torn_name_taken", "STORE-8: the quarantine never overwrites: a NAME.torn-OFFSET holding other bytes is left alone and .2 is taken; one holding the same bytes (the same torn tail, opened again) is reused", []conformance.Step{
+			openAs(s1, raw(good+torn), map[string][]byte{tornAt: []byte("other bytes")}), appendUser, show,
+			openAs(s1, raw(good+torn), map[string][]byte{tornAt: []byte(torn)}), appendUser, show}, []string{"STORE-8"}},
+		{"complete_last_line_breaks_a_rule", "STORE-2: a complete last line that is JSON but not an event (an unknown envelope member), of an unknown type, or whose data is nested too deep is not torn: refused with its rule's code at its index, and the file is left as it was", []conformance.Step{
+			open(file(header(""), u(0), line(1, "user/message", user, `,"surfaceOp":"append","extra":1`))), exact,
+			open(file(header(""), u(0), line(1, "x/unknown", `{}`, ""))), exact,
+			open(file(header(""), u(0), line(1, "todo/write", deep, "")))}, []string{"STORE-2", "STORE-3"}},
+		{"corrupt_middle_line", "STORE-2: a line other than the last that is not JSON is persist.corrupt; one that is JSON but not an event is event.invalid_envelope at its index; nothing is skipped or cut", []conformance.Step{
+			open(file(header(""), u(0), "not json", u(2))), exact,
+			open(file(header(""), u(0), "[1]", u(2))), exact}, []string{"STORE-2"}},
+		{"rule_broken", "STORE-3: a stored log that breaks a rule of the surface is refused with that rule's code, and no session is made", []conformance.Step{
+			open(file(header(""), u(0), u(2))), exact,
+			open(file(header(""), u(0), line(1, "user/message", user, `,"surfaceOp":{"op":"replace","start":5,"end":5},"sourceEventSeqs":[5]`)))}, []string{"STORE-3"}},
+		{"format_version", "STORE-1: the header's version must be exactly the integer 0: 1, -1 and 0.5 are persist.format_version; the file is left as it was", []conformance.Step{
+			open(file(strings.Replace(header(""), `"version":0`, `"version":1`, 1), u(0))), exact,
+			open(file(strings.Replace(header(""), `"version":0`, `"version":-1`, 1))),
+			open(file(strings.Replace(header(""), `"version":0`, `"version":0.5`, 1)))}, []string{"STORE-1"}},
+		{"not_a_session", "STORE-1, STORE-9: an empty file, a first line without its newline, a first line that is not a session header, or a header whose version is not a number is persist.not_a_session, and the file is left byte for byte", []conformance.Step{
+			open(raw("")), exact,
+			open(raw(header(""))), exact,
+			open(file(`{"hello":"world"}`, u(0))), exact,
+			open(file(strings.Replace(header(""), `"version":0`, `"version":"0"`, 1))), exact}, []string{"STORE-1", "STORE-9"}},
+		{"wrong_session", "STORE-15: opening a file with the header of another session is persist.wrong_session, and nothing is written beside it either (its torn tail is not quarantined)", []conformance.Step{
+			openAs("s2", raw(good+torn), nil), exact}, []string{"STORE-15", "STORE-8"}},
+		{"header_invalid", "STORE-15: a store is opened with a header whose id is a non-empty string", []conformance.Step{
+			openAs("", file(header("")), nil)}, []string{"STORE-15"}},
+		{"fork_incomplete", "STORE-14: a fork child holding fewer events than its header's seedLength promises is persist.fork_incomplete; one holding them all loads", []conformance.Step{
+			open(file(header(`,"parentSession":"p","seedLength":3`), u(0), u(1))), exact,
+			open(file(header(`,"parentSession":"p","seedLength":2`), u(0), u(1))), appendUser, show}, []string{"STORE-14"}},
+		{"ignorable_round_trip", "STORE-1, SURF-3: an event of an unknown type marked ignorable loads from a file and stays in it as written", []conformance.Step{
+			open(file(header(""), u(0), line(1, "x/audit", `{"who":"ann","n":1.50}`, `,"ignorable":true`))), appendUser, show}, []string{"STORE-1", "SURF-3"}},
+		{"registered_type", "SURF-3: the types a program registered are known when it opens a store", []conformance.Step{
+			{Op: "register", Types: []conformance.TypeDef{{Type: "app/note"}}}, open(file(header(""), line(0, "app/note", `{"text":"kept"}`, ""))), show}, []string{"SURF-3"}},
+	}
+	var out []conformance.Vector
+	for _, c := range cases {
+		out = append(out, vector("persist.store.jsonl."+c.name+".001", conformance.TierRequired, c.desc, c.steps, c.rules...))
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }
