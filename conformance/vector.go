@@ -158,9 +158,9 @@ type StoreReport struct {
 // bytes.
 type StoreFile struct {
 	Lines  *[]json.RawMessage `json:"lines,omitempty"`
-	Tail   []byte            `json:"tailBase64,omitempty"`
-	Beside map[string][]byte `json:"beside"`
-	Bytes  []byte            `json:"bytesBase64,omitempty"`
+	Tail   []byte             `json:"tailBase64,omitempty"`
+	Beside map[string][]byte  `json:"beside"`
+	Bytes  []byte             `json:"bytesBase64,omitempty"`
 }
 
 // Range is a compaction range: its first and last node.
