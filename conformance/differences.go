@@ -1,24 +1,19 @@
 package conformance
 
 // NoVector lists the rows of spec/DIFFERENCES.md that no vector can show,
-// with why: the protocol hands a testee events, not files, and measures
-// answers, not time.
+// with why: the protocol measures answers, not time, and hands a testee
+// JSONL files (store_open), not locks, databases or concurrent writers.
 var NoVector = map[string]string{
 	"D9":  "a cost (O(range) replace), measured by benchmarks",
 	"D10": "a cost (the message list), measured by benchmarks",
 	"D11": "an extension: both accept the three trigger kinds a vector can send",
-	"D13": "a file's damage: the protocol cannot hand a testee file bytes",
 	"D14": "a second writer: a store property",
 	"D15": "a file layout",
-	"D16": "a file's cut bytes",
-	"D17": "a file that is not a session",
 	"D18": "a second Resume of one store",
 	"D19": "a SQLite pragma",
 	"D25": "the record's string quoting agrees with the seed system's: nothing to fail",
 	"D26": "a SQLite schema",
 	"D27": "a PostgreSQL store",
-	"D28": "a fork on disk",
-	"D31": "a store's header",
 	"D34": "the estimator agrees with the seed system's: nothing to fail",
 	"D35": "derivation agrees with the seed system's: nothing to fail",
 }

@@ -6,7 +6,10 @@
 // Features: core (with the open vocabulary: registered types and
 // ignorable events), repair and persist (crash_reopen writes the log to a
 // JSONL file with a session header, drops the session, reads the file back
-// through the seed path and repairs it). The compaction steps are answered
+// through the seed path and repairs it) and store (store_open opens a JSONL
+// session file it is handed, STORE-1 to STORE-3, STORE-7 to STORE-9,
+// STORE-14, STORE-15, and the vector goes on writing through it;
+// store_file reports the file). The compaction steps are answered
 // "unsupported".
 
 import * as fs from 'node:fs'
@@ -509,6 +512,142 @@ interface Step {
   seq?: number
   ignorable?: boolean
   types?: TypeSpec[]
+  format?: string
+  fileBase64?: string
+  beside?: { [suffix: string]: string }
+  id?: string
+  createdAt?: number
+  exact?: boolean
+}
+
+// ---- the JSONL store (STORE-*) ----
+
+interface Store {
+  dir: string
+  file: string
+  good: number // bytes of the header and the complete event lines
+  torn: boolean // bytes past good are a torn tail, cut before the next write
+  written: number // events of the log the file holds
+  live: boolean
+}
+
+let store: Store | undefined
+
+// u8 views a Buffer as the plain bytes node's fs functions take.
+const u8 = (b: Buffer): Uint8Array => new Uint8Array(b.buffer, b.byteOffset, b.byteLength)
+const isObject = (x: Json): x is { [k: string]: Json } => x !== null && typeof x === 'object' && !Array.isArray(x)
+
+function dropStore(): void {
+  if (store !== undefined) fs.rmSync(store.dir, { recursive: true, force: true })
+  store = undefined
+}
+
+// syncStore writes the events the session appended since the last step.
+function syncStore(): void {
+  if (store === undefined || !store.live || session.log.length <= store.written) return
+  if (store.torn) {
+    fs.truncateSync(store.file, store.good)
+    store.torn = false
+  }
+  const text = session.log.slice(store.written).map(e => JSON.stringify(wire(e)) + '\n').join('')
+  fs.appendFileSync(store.file, text)
+  store.good += Buffer.byteLength(text)
+  store.written = session.log.length
+}
+
+function storeOpen(s: Step): { [k: string]: Json } {
+  if (s.format !== 'jsonl') throw new Reject('unsupported', `format ${s.format}`)
+  dropStore()
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'surface-ts-store-'))
+  const file = path.join(dir, 'session.jsonl')
+  store = { dir, file, good: 0, torn: false, written: 0, live: false }
+  if (s.fileBase64 !== undefined) fs.writeFileSync(file, u8(Buffer.from(s.fileBase64, 'base64')))
+  for (const [suffix, b64] of Object.entries(s.beside ?? {})) fs.writeFileSync(file + suffix, u8(Buffer.from(b64, 'base64')))
+  const id = s.id ?? ''
+  if (id === '') reject('persist.header_invalid', 'empty id') // STORE-15
+  if (!fs.existsSync(file)) {
+    fs.writeFileSync(file, JSON.stringify({ type: 'session', version: 0, id, createdAt: s.createdAt ?? 0 }) + '\n')
+  }
+  const bytes = fs.readFileSync(file)
+  // STORE-1: the header line.
+  const nl = bytes.indexOf(0x0a)
+  if (nl < 0) reject('persist.not_a_session', 'no complete first line')
+  let header: Json = null
+  try {
+    header = JSON.parse(bytes.subarray(0, nl).toString('utf8')) as Json
+  } catch {
+    reject('persist.not_a_session', 'the first line is not JSON')
+  }
+  if (!isObject(header) || header.type !== 'session' || !('version' in header)) reject('persist.not_a_session', 'no session header')
+  const h = header as { [k: string]: Json }
+  if (typeof h.version !== 'number') reject('persist.not_a_session', 'the version is not a number')
+  if (h.version !== 0) reject('persist.format_version', String(h.version))
+  if (typeof h.id !== 'string') reject('persist.corrupt', 'the header id is not a string')
+  // STORE-2: event lines; only the last may be torn.
+  let good = nl + 1
+  let tornBytes: Buffer | undefined
+  const events: Candidate[] = []
+  while (good < bytes.length) {
+    const end = bytes.indexOf(0x0a, good)
+    if (end < 0) { tornBytes = bytes.subarray(good); break }
+    const line = bytes.subarray(good, end).toString('utf8')
+    try {
+      events.push(decodeLine(line))
+    } catch (err) {
+      if (!(err instanceof Reject)) throw err
+      if (typeof scan(line, true) !== 'string') { err.index = events.length; throw err } // JSON, not an event
+      if (end + 1 === bytes.length) { tornBytes = bytes.subarray(good); break }
+      reject('persist.corrupt', `line ${events.length + 2} is not JSON`)
+    }
+    good = end + 1
+  }
+  if (h.id !== id) reject('persist.wrong_session', `${h.id as string}, not ${id}`)
+  // STORE-8: copy the torn tail beside the file, never over other bytes.
+  let quarantine = ''
+  if (tornBytes !== undefined) {
+    for (let n = 1; ; n++) {
+      const name = `.torn-${good}` + (n > 1 ? `.${n}` : '')
+      const target = file + name
+      if (fs.existsSync(target)) {
+        if (fs.readFileSync(target).toString('base64') === tornBytes.toString('base64')) { quarantine = name; break }
+        continue
+      }
+      fs.writeFileSync(target, u8(tornBytes), { flag: 'wx' })
+      quarantine = name
+      break
+    }
+  }
+  // STORE-14, STORE-3, STORE-7.
+  if (typeof h.seedLength === 'number' && h.seedLength > events.length) reject('persist.fork_incomplete', `${events.length} of ${h.seedLength}`)
+  session = Session.seed(events, session.extra)
+  Object.assign(store, { good, torn: tornBytes !== undefined, written: session.log.length, live: true })
+  const closers = session.closers().map(c => wire(session.append(c)))
+  return state({ report: { events: events.length, tornBytes: tornBytes?.length ?? 0, quarantine }, closers })
+}
+
+function storeFile(s: Step): { [k: string]: Json } {
+  if (store === undefined) throw new Error('store_file before store_open')
+  const bytes = fs.readFileSync(store.file)
+  const out: { [k: string]: Json } = {}
+  let lines: Json[] | undefined = []
+  let at = 0
+  for (let end = bytes.indexOf(0x0a); end >= 0; at = end + 1, end = bytes.indexOf(0x0a, at)) {
+    try {
+      lines?.push(JSON.parse(bytes.subarray(at, end).toString('utf8')) as Json)
+    } catch {
+      lines = undefined
+    }
+  }
+  if (lines !== undefined) out.lines = lines
+  if (at < bytes.length) out.tailBase64 = bytes.subarray(at).toString('base64')
+  const beside: { [k: string]: Json } = {}
+  const base = path.basename(store.file)
+  for (const name of fs.readdirSync(store.dir)) {
+    if (name.startsWith(base + '.torn-')) beside[name.slice(base.length)] = fs.readFileSync(path.join(store.dir, name)).toString('base64')
+  }
+  out.beside = beside
+  if (s.exact && bytes.length > 0) out.bytesBase64 = bytes.toString('base64')
+  return { file: out }
 }
 
 let session = new Session()
@@ -551,6 +690,7 @@ function doStep(s: Step): { [k: string]: Json } {
         }
       }
       session = Session.seed(events, session.extra)
+      if (store !== undefined) store.live = false
       return state({})
     }
     case 'register': {
@@ -560,7 +700,10 @@ function doStep(s: Step): { [k: string]: Json } {
     }
     case 'fork': {
       const child = session.fork(s.boundary ?? -1)
-      if (s.continue) session = child
+      if (s.continue) {
+        if (store !== undefined) store.live = false
+        session = child
+      }
       return state({})
     }
     case 'provenance':
@@ -569,7 +712,12 @@ function doStep(s: Step): { [k: string]: Json } {
       const closers = session.closers().map(c => wire(session.append(c)))
       return state({ closers })
     }
+    case 'store_open':
+      return storeOpen(s)
+    case 'store_file':
+      return storeFile(s)
     case 'crash_reopen': {
+      if (store !== undefined) store.live = false
       // Persist (STORE-1), lose the memory, load through the seed path
       // (STORE-3), repair (STORE-7).
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'surface-ts-'))
@@ -603,18 +751,21 @@ rl.on('line', line => {
   const req = JSON.parse(line) as { type: string; step?: Step }
   switch (req.type) {
     case 'hello':
-      answer({ type: 'hello', protocol: 1, name: 'surface-ts', version: '0.1.0', features: ['core', 'repair', 'persist'] })
+      answer({ type: 'hello', protocol: 1, name: 'surface-ts', version: '0.1.0', features: ['core', 'repair', 'persist', 'store'] })
       break
     case 'reset':
+      dropStore()
       session = new Session()
       answer({ type: 'ok' })
       break
     case 'step':
       try {
-        answer({ type: 'result', result: doStep(req.step!) })
+        const result = doStep(req.step!)
+        syncStore()
+        answer({ type: 'result', result })
       } catch (e) {
         if (e instanceof Reject && e.code === 'unsupported') answer({ type: 'unsupported', reason: e.message })
-        else if (e instanceof Reject) answer({ type: 'result', result: req.step!.op === 'seed' && e.index !== undefined ? { error: e.code, index: e.index } : { error: e.code } })
+        else if (e instanceof Reject) answer({ type: 'result', result: (req.step!.op === 'seed' || req.step!.op === 'store_open') && e.index !== undefined ? { error: e.code, index: e.index } : { error: e.code } })
         else {
           process.stderr.write(`testee bug: ${(e as Error).stack}\n`)
           answer({ type: 'result', result: { error: 'internal' } })
@@ -622,6 +773,7 @@ rl.on('line', line => {
       }
       break
     case 'bye':
+      dropStore()
       rl.close()
       break
   }
