@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -175,7 +176,11 @@ func Expect(steps []Step) ([]Step, []string) {
 	cov := newCoverage()
 	for i, s := range steps {
 		before := m.d.State()
-		resp, _ := m.Do(s)
+		ps, err := s.Prepared()
+		if err != nil {
+			panic(fmt.Sprintf("step %d: %v", i, err)) // a generator bug: the vector's SQL does not run
+		}
+		resp, _ := m.Do(ps)
 		r := resp.Result
 		s.Expect = &r
 		out[i] = s

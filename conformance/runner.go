@@ -210,7 +210,13 @@ func runVector(v Vector, t Testee, has map[string]bool, opts Options) Outcome {
 	}
 	for i, s := range v.Steps {
 		o.Step = i
-		resp, err := t.Do(s)
+		ps, err := s.Prepared()
+		if err != nil {
+			o.Status, o.Detail, o.Signature = StatusError, fmt.Sprintf("step %d (%s): %v", i, s.Op, err), "error"
+			o.Time = time.Since(start)
+			return o
+		}
+		resp, err := t.Do(ps)
 		if err != nil {
 			o.Status, o.Detail, o.Signature = StatusError, fmt.Sprintf("step %d (%s): %v", i, s.Op, err), "error"
 			o.Time = time.Since(start)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/surfacelog/surface/impl/event"
@@ -22,12 +23,15 @@ import (
 // storeState is a machine's store: its file, and for the implementation
 // the open store and its directory.
 type storeState struct {
-	// model: the file in memory; live while a session writes to it.
+	format string // "jsonl" or "sqlite"
+	// model: the file in memory (JSONL), or what the database holds
+	// (SQLite); live while a session writes to it.
 	file *model.JSONLFile
+	db   *sqliteModel
 	live bool
 	// implementation: the directory, the file's path, the open store.
-	dir, path string
-	sess      *persist.Session
+	dir, path, id string
+	sess          *persist.Session
 }
 
 // detach ends the store the vector wrote through: a seed, a fork that
@@ -56,14 +60,18 @@ func (m *Machine) syncStore() {
 		return
 	}
 	events := m.d.State().Events
+	if m.st.db != nil {
+		m.st.db.append(events)
+		return
+	}
 	if n := len(m.st.file.Lines); len(events) > n {
 		m.st.file.Append(events[n:]...)
 	}
 }
 
 func (m *Machine) storeOpen(s Step) (Result, error) {
-	if s.Format != "jsonl" {
-		return Result{}, protocolError("store_open: this testee opens format \"jsonl\" only, not " + s.Format)
+	if s.Format != "jsonl" && s.Format != "sqlite" {
+		return Result{}, protocolError("store_open: unknown format " + s.Format)
 	}
 	if s.ID == nil || s.CreatedAt == nil {
 		return Result{}, protocolError("store_open without id or createdAt")
@@ -76,8 +84,12 @@ func (m *Machine) storeOpen(s Step) (Result, error) {
 			data = []byte{}
 		}
 	}
+	m.st.format = s.Format
 	if m.persist {
 		return m.storeOpenImpl(s, data)
+	}
+	if s.Format == "sqlite" {
+		return m.storeOpenSQLiteModel(s, data)
 	}
 	f, err := model.OpenJSONL(data, s.Beside, *s.ID, *s.CreatedAt)
 	if err != nil {
@@ -113,7 +125,7 @@ func (m *Machine) storeOpenImpl(s Step, data []byte) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	m.st.dir, m.st.path = dir, filepath.Join(dir, "s.jsonl")
+	m.st.dir, m.st.path = dir, filepath.Join(dir, "s."+s.Format)
 	if data != nil {
 		if err := os.WriteFile(m.st.path, data, 0o644); err != nil {
 			return Result{}, err
@@ -128,7 +140,12 @@ func (m *Machine) storeOpenImpl(s Step, data []byte) (Result, error) {
 		}
 	}
 	ctx := context.Background()
-	st, err := persist.OpenJSONL(ctx, m.st.path, persist.Header{ID: *s.ID, CreatedAt: *s.CreatedAt}, persist.WithSync(persist.SyncNever))
+	var st persist.Store
+	if s.Format == "sqlite" {
+		st, err = persist.OpenSQLite(ctx, m.st.path, persist.Header{ID: *s.ID, CreatedAt: *s.CreatedAt}, persist.WithSQLiteSync(persist.SyncNever))
+	} else {
+		st, err = persist.OpenJSONL(ctx, m.st.path, persist.Header{ID: *s.ID, CreatedAt: *s.CreatedAt}, persist.WithSync(persist.SyncNever))
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -141,7 +158,7 @@ func (m *Machine) storeOpenImpl(s Step, data []byte) (Result, error) {
 		st.Close(ctx)
 		return Result{}, err
 	}
-	m.st.sess = sess
+	m.st.sess, m.st.id = sess, *s.ID
 	m.d = &ops.Impl{S: sess.Session, Clock: m.clock, Voc: m.voc, Strict: m.strict}
 	r := closersResult(rep.Closers)
 	r.Report = &StoreReport{Events: rep.Events, TornBytes: int(rep.TornBytes), Quarantine: strings.TrimPrefix(rep.Quarantine, m.st.path)}
@@ -149,6 +166,9 @@ func (m *Machine) storeOpenImpl(s Step, data []byte) (Result, error) {
 }
 
 func (m *Machine) storeFile(s Step) (Result, error) {
+	if m.st.format == "sqlite" {
+		return m.storeFileSQLite(s)
+	}
 	var data []byte
 	beside := map[string][]byte{}
 	switch {
@@ -210,4 +230,128 @@ func FileOf(data []byte, beside map[string][]byte, exact bool) *StoreFile {
 		}
 	}
 	return f
+}
+
+// sqliteModel is what the model knows a SQLite session database holds
+// once opened: its user_version and tables, and the session's events as
+// wire-form lines; or, for a database the store refused, its bytes.
+type sqliteModel struct {
+	userVersion int64
+	tables      []string
+	lines       []json.RawMessage
+	refused     []byte
+}
+
+// append records the events the session appended since the last step
+// (an ignorable one makes the table event_envelope, STORE-5).
+func (db *sqliteModel) append(events []event.Event) {
+	for _, e := range events[len(db.lines):] {
+		b, _ := e.MarshalJSON()
+		db.lines = append(db.lines, b)
+		if e.Ignorable && !slices.Contains(db.tables, "event_envelope") {
+			db.tables = append(db.tables, "event_envelope")
+			slices.Sort(db.tables)
+		}
+	}
+}
+
+// storeOpenSQLiteModel opens a SQLite session database as the model does
+// (STORE-5, STORE-9, STORE-14, STORE-15): the checks one after another,
+// the database read plainly and never written.
+func (m *Machine) storeOpenSQLiteModel(s Step, data []byte) (Result, error) {
+	m.st.db = &sqliteModel{refused: data}
+	if *s.ID == "" {
+		return Result{}, event.Errorf(event.CodePersistHeaderInvalid, -1, "a session header needs a non-empty id")
+	}
+	fresh := &sqliteContent{userVersion: persist.SchemaVersion, tables: []string{"events", "sessions"}, seedLength: -1}
+	c := fresh
+	if len(data) > 0 {
+		if !isSQLite(data) {
+			return Result{}, event.Errorf(event.CodePersistNotASession, -1, "not a SQLite database")
+		}
+		dir, err := os.MkdirTemp("", "surface-model-sqlite")
+		if err != nil {
+			return Result{}, err
+		}
+		defer os.RemoveAll(dir)
+		path := filepath.Join(dir, "s.db")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return Result{}, err
+		}
+		if c, err = readSQLite(path, *s.ID); err != nil {
+			return Result{}, err
+		}
+		switch {
+		case c.userVersion == 0 && c.objects == 0:
+			c = fresh
+		case !c.has("sessions") || !c.has("events"):
+			return Result{}, event.Errorf(event.CodePersistNotASession, -1, "a SQLite database without the session tables")
+		case c.userVersion != persist.SchemaVersion:
+			return Result{}, event.Errorf(event.CodePersistSchemaVersion, -1, "schema version %d, not %d", c.userVersion, persist.SchemaVersion)
+		}
+	}
+	if c.seedLength > int64(len(c.lines)) { // STORE-14
+		return Result{}, event.Errorf(event.CodePersistForkIncomplete, -1, "the header promises %d inherited events, the database holds %d", c.seedLength, len(c.lines))
+	}
+	next, err := m.newSess(m.voc, m.strict).SeedJSON(c.lines) // STORE-3
+	if err != nil {
+		return Result{}, err
+	}
+	m.d = next
+	closers, err := m.d.Repair() // STORE-7
+	if err != nil {
+		return Result{}, err
+	}
+	m.st.db = &sqliteModel{userVersion: c.userVersion, tables: c.tables, lines: slices.Clone(c.lines)}
+	m.st.db.append(m.d.State().Events)
+	m.st.live = true
+	r := closersResult(closers)
+	r.Report = &StoreReport{Events: len(c.lines)}
+	return m.state(r), nil
+}
+
+func (m *Machine) storeFileSQLite(s Step) (Result, error) {
+	f := &StoreFile{Beside: map[string][]byte{}}
+	switch {
+	case m.persist && m.st.path != "":
+		data, err := os.ReadFile(m.st.path)
+		if err != nil {
+			return Result{}, err
+		}
+		if s.Exact {
+			f.Bytes = data
+		}
+		if m.st.sess == nil && !s.Exact {
+			return Result{}, protocolError("store_file: a refused database is read by its bytes only (exact)")
+		}
+		if m.st.sess != nil {
+			c, err := readSQLite(m.st.path, m.st.id)
+			if err != nil {
+				return Result{}, err
+			}
+			lines := c.lines
+			if lines == nil {
+				lines = []json.RawMessage{}
+			}
+			f.Lines, f.Tables, f.UserVersion = &lines, c.tables, &c.userVersion
+		}
+	case !m.persist && m.st.db != nil:
+		db := m.st.db
+		if db.tables == nil { // refused: left as it was
+			if !s.Exact {
+				return Result{}, protocolError("store_file: the model reads a refused database's bytes only (exact)")
+			}
+			f.Bytes = db.refused
+			break
+		}
+		lines := slices.Clone(db.lines)
+		if lines == nil {
+			lines = []json.RawMessage{}
+		}
+		v := db.userVersion
+		f.Lines, f.Tables, f.UserVersion = &lines, db.tables, &v
+	default:
+		return Result{}, protocolError("store_file before any store_open")
+	}
+	return Result{File: f}, nil
 }

@@ -106,6 +106,10 @@ type Step struct {
 	Beside    map[string][]byte `json:"beside,omitempty"`
 	ID        *string           `json:"id,omitempty"`
 	CreatedAt *int64            `json:"createdAt,omitempty"`
+	// store_open of format "sqlite" in a vector: the SQL statements that
+	// make the database; the runner runs them on an empty database and
+	// sends its bytes as File (Step.Prepared).
+	SQL []string `json:"sql,omitempty"`
 	// store_file: Exact asks for the file's bytes as well.
 	Exact bool `json:"exact,omitempty"`
 	// Expect is the expected result.
@@ -161,6 +165,10 @@ type StoreFile struct {
 	Tail   []byte             `json:"tailBase64,omitempty"`
 	Beside map[string][]byte  `json:"beside"`
 	Bytes  []byte             `json:"bytesBase64,omitempty"`
+	// A SQLite database's tables (sorted) and user_version; its lines are
+	// the session's events in wire form, read from the rows.
+	Tables      []string `json:"tables,omitempty"`
+	UserVersion *int64   `json:"userVersion,omitempty"`
 }
 
 // Range is a compaction range: its first and last node.

@@ -96,6 +96,83 @@ func stores() []conformance.Vector {
 	for _, c := range cases {
 		out = append(out, vector("persist.store.jsonl."+c.name+".001", conformance.TierRequired, c.desc, c.steps, c.rules...))
 	}
+	return append(out, sqliteStores()...)
+}
+
+// sqliteStores returns the vectors of SQLite session databases (STORE-5,
+// STORE-9, STORE-14, STORE-15), each database given as the SQL that makes
+// it (the runner builds it). Recommended: a store in SQLite is optional.
+func sqliteStores() []conformance.Vector {
+	const created = int64(1767225600000)
+	tables := []string{
+		`CREATE TABLE sessions (id TEXT PRIMARY KEY, version INTEGER NOT NULL, created_at INTEGER NOT NULL, cwd TEXT, parent_session TEXT, seed_length INTEGER) STRICT`,
+		`CREATE TABLE events (session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE, seq INTEGER NOT NULL, type TEXT NOT NULL, time INTEGER NOT NULL, data TEXT NOT NULL, source_event_seqs TEXT, surface_op TEXT, PRIMARY KEY (session_id, seq)) STRICT`,
+	}
+	envelope := `CREATE TABLE event_envelope (session_id TEXT NOT NULL, seq INTEGER NOT NULL, ignorable INTEGER NOT NULL, PRIMARY KEY (session_id, seq), FOREIGN KEY (session_id, seq) REFERENCES events(session_id, seq) ON DELETE CASCADE) STRICT`
+	db := func(version int, more ...string) []string {
+		out := append([]string{}, tables...)
+		out = append(out, fmt.Sprintf("PRAGMA user_version=%d", version))
+		return append(out, more...)
+	}
+	session := func(id, seedLength string) string {
+		return fmt.Sprintf(`INSERT INTO sessions VALUES ('%s', 0, 1767225600000, NULL, %s, %s)`, id, map[bool]string{true: "'p'", false: "NULL"}[seedLength != "NULL"], seedLength)
+	}
+	row := func(id string, seq int, t, data, sources, op string) string {
+		q := func(v string) string {
+			if v == "" {
+				return "NULL"
+			}
+			return "'" + strings.ReplaceAll(v, "'", "''") + "'"
+		}
+		return fmt.Sprintf(`INSERT INTO events VALUES ('%s', %d, '%s', 1, %s, %s, %s)`, id, seq, t, q(data), q(sources), q(op))
+	}
+	userRow := func(id string, seq int) string { return row(id, seq, "user/message", user, "", `"append"`) }
+	openAs := func(id string, stmts []string, file *[]byte) conformance.Step {
+		return conformance.Step{Op: "store_open", Format: "sqlite", SQL: stmts, File: file, ID: &id, CreatedAt: ptr(created)}
+	}
+	open := func(stmts []string) conformance.Step { return openAs("s1", stmts, nil) }
+	show := conformance.Step{Op: "store_file"}
+	exact := conformance.Step{Op: "store_file", Exact: true}
+	tm := int64(conformance.BaseTime)
+	appendOf := func(t, data string, op string, ignorable bool) conformance.Step {
+		st := conformance.Step{Op: "append", Type: &t, Time: &tm, DataText: &data, Ignorable: ignorable}
+		if op != "" {
+			st.SurfaceOp = []byte(op)
+		}
+		return st
+	}
+	empty := []byte{}
+	text := []byte("not a database\n")
+	cases := []struct {
+		name  string
+		desc  string
+		steps []conformance.Step
+		rules []string
+	}{
+		{"new_database", "STORE-5: a missing file is a new database with the seed system's two tables and user_version 4; the table event_envelope appears with the first ignorable event", []conformance.Step{
+			openAs("s1", nil, nil), appendOf("user/message", user, `"append"`, false), show, appendOf("x/audit", `{"who":"ann"}`, "", true), show}, []string{"STORE-5"}},
+		{"zero_length_file", "STORE-5, STORE-9: a zero-length file is a new database too", []conformance.Step{
+			openAs("s1", nil, &empty), show}, []string{"STORE-5", "STORE-9"}},
+		{"loads", "STORE-3, STORE-5: a database the seed system's schema holds loads, an ignorable event flagged in event_envelope included", []conformance.Step{
+			open(db(4, envelope, session("s1", "NULL"), userRow("s1", 0), row("s1", 1, "x/audit", `{"who":"ann"}`, "", ""), `INSERT INTO event_envelope VALUES ('s1', 1, 1)`, userRow("s1", 2))), show}, []string{"STORE-3", "STORE-5"}},
+		{"two_sessions", "STORE-15: a database holds many sessions and the header's id chooses one: opening s1 reads none of s2's events, and a session it does not hold is new", []conformance.Step{
+			open(db(4, session("s2", "NULL"), userRow("s2", 0), userRow("s2", 1))), appendOf("user/message", user, `"append"`, false), show}, []string{"STORE-15"}},
+		{"resume_repairs", "STORE-7: resuming a database whose last turn is open appends the closers through the store", []conformance.Step{
+			open(db(4, session("s1", "NULL"), row("s1", 0, "turn/start", turnStart, "", ""), userRow("s1", 1),
+				row("s1", 2, "assistant/message", `{"turn":1,"step":1,"content":[{"type":"tool-call","id":"c1","name":"read","arguments":{}}]}`, "", `"append"`))), show}, []string{"STORE-7"}},
+		{"schema_version", "STORE-5: a database with the session tables and a user_version other than 4 (3, 5, -1) is persist.schema_version, left as it was", []conformance.Step{
+			open(db(3, session("s1", "NULL"))), exact, open(db(5)), exact, open(db(-1)), exact}, []string{"STORE-5"}},
+		{"not_a_session", "STORE-9: a database without the session tables, and a file that is not a SQLite database, are persist.not_a_session, left as they were", []conformance.Step{
+			open([]string{`CREATE TABLE notes (x TEXT)`, `INSERT INTO notes VALUES ('mine')`}), exact, openAs("s1", nil, &text), exact}, []string{"STORE-9"}},
+		{"fork_incomplete", "STORE-14: a fork child holding fewer events than its seed_length is persist.fork_incomplete", []conformance.Step{
+			open(db(4, session("s1", "3"), userRow("s1", 0), userRow("s1", 1)))}, []string{"STORE-14"}},
+		{"header_invalid", "STORE-15: a store is opened with a header whose id is a non-empty string", []conformance.Step{
+			openAs("", db(4), nil)}, []string{"STORE-15"}},
+	}
+	var out []conformance.Vector
+	for _, c := range cases {
+		out = append(out, vector("persist.store.sqlite."+c.name+".001", conformance.TierRecommended, c.desc, c.steps, c.rules...))
+	}
 	return out
 }
 
