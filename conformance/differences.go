@@ -12,7 +12,6 @@ var NoVector = map[string]string{
 	"D18": "a second Resume of one store",
 	"D19": "a SQLite pragma",
 	"D25": "the record's string quoting agrees with the seed system's: nothing to fail",
-	"D26": "a SQLite schema",
 	"D27": "a PostgreSQL store",
 	"D34": "the estimator agrees with the seed system's: nothing to fail",
 	"D35": "derivation agrees with the seed system's: nothing to fail",
