@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/persist"
@@ -199,7 +200,8 @@ func (m *Machine) storeFile(s Step) (Result, error) {
 }
 
 // FileOf is the store_file result for a file's bytes and the files beside
-// it: its complete lines as JSON values (none when one is not JSON text),
+// it: its complete lines as JSON values (none when one is not JSON text in
+// UTF-8),
 // the bytes after its last newline, and with exact all its bytes.
 func FileOf(data []byte, beside map[string][]byte, exact bool) *StoreFile {
 	f := &StoreFile{Beside: beside}
@@ -210,7 +212,7 @@ func FileOf(data []byte, beside map[string][]byte, exact bool) *StoreFile {
 		if i < 0 {
 			break
 		}
-		if lines != nil && json.Valid(rest[:i]) {
+		if lines != nil && utf8.Valid(rest[:i]) && json.Valid(rest[:i]) {
 			lines = append(lines, json.RawMessage(bytes.Clone(rest[:i])))
 		} else {
 			lines = nil

@@ -89,6 +89,9 @@ func stores() []conformance.Vector {
 			open(file(header(`,"parentSession":"p","seedLength":2`), u(0), u(1))), appendUser, show}, []string{"STORE-14"}},
 		{"ignorable_round_trip", "STORE-1, SURF-3: an event of an unknown type marked ignorable loads from a file and stays in it as written", []conformance.Step{
 			open(file(header(""), u(0), line(1, "x/audit", `{"who":"ann","n":1.50}`, `,"ignorable":true`))), appendUser, show}, []string{"STORE-1", "SURF-3"}},
+		{"invalid_utf8", "SURF-1, SURF-4, SURF-18: in a stored line, a byte that is not UTF-8 inside data is event.data_not_json; inside the type string it reads as U+FFFD, so the type is unknown (event.unknown_type); the file is left as it was", []conformance.Step{
+			open(raw(header("") + "\n" + u(0) + "\n" + `{"type":"todo/write","seq":1,"time":1,"data":{"todos":["a` + "\xff" + `b"]}}` + "\n")), exact,
+			open(raw(header("") + "\n" + u(0) + "\n" + `{"type":"todo/wr` + "\xff" + `ite","seq":1,"time":1,"data":{"todos":[]}}` + "\n")), exact}, []string{"SURF-1", "SURF-4", "SURF-18"}},
 		{"registered_type", "SURF-3: the types a program registered are known when it opens a store", []conformance.Step{
 			{Op: "register", Types: []conformance.TypeDef{{Type: "app/note"}}}, open(file(header(""), line(0, "app/note", `{"text":"kept"}`, ""))), show}, []string{"SURF-3"}},
 	}

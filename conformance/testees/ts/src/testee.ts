@@ -555,6 +555,86 @@ function syncStore(): void {
   store.written = session.log.length
 }
 
+// firstInvalidUtf8 is the index of the first byte of b that is not part
+// of a well-formed UTF-8 sequence, or -1.
+function firstInvalidUtf8(b: Buffer): number {
+  for (let i = 0; i < b.length;) {
+    const c = b[i]!
+    const n = c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : -1
+    if (n < 0) return i
+    for (let k = 1; k <= n; k++) {
+      const d = b[i + k]
+      if (d === undefined || (d & 0xc0) !== 0x80) return i
+    }
+    if ((c === 0xe0 && b[i + 1]! < 0xa0) || (c === 0xed && b[i + 1]! > 0x9f) || (c === 0xf0 && b[i + 1]! < 0x90) || (c === 0xf4 && b[i + 1]! > 0x8f)) return i
+    i += n + 1
+  }
+  return -1
+}
+
+// dataSpan is the byte range of the value of the top-level member "data"
+// of the JSON object in b, found by walking the bytes (no decoding), or
+// undefined when b is not such an object.
+function dataSpan(b: Buffer): [number, number] | undefined {
+  let i = 0
+  const ws = () => { while (i < b.length && (b[i] === 0x20 || b[i] === 0x09 || b[i] === 0x0d || b[i] === 0x0a)) i++ }
+  const str = (): string | undefined => {
+    const start = i++
+    while (i < b.length && b[i] !== 0x22) i += b[i] === 0x5c ? 2 : 1
+    if (i >= b.length) return undefined
+    i++
+    return b.subarray(start, i).toString('latin1')
+  }
+  const value = (): boolean => {
+    if (b[i] === 0x22) return str() !== undefined
+    if (b[i] === 0x7b || b[i] === 0x5b) {
+      let depth = 0
+      while (i < b.length) {
+        const c = b[i]
+        if (c === 0x22) { if (str() === undefined) return false; continue }
+        if (c === 0x7b || c === 0x5b) depth++
+        if (c === 0x7d || c === 0x5d) depth--
+        i++
+        if (depth === 0) return true
+      }
+      return false
+    }
+    while (i < b.length && ![0x2c, 0x7d, 0x20, 0x09, 0x0d, 0x0a].includes(b[i]!)) i++
+    return true
+  }
+  ws()
+  if (b[i] !== 0x7b) return undefined
+  i++
+  for (;;) {
+    ws()
+    if (b[i] !== 0x22) return undefined
+    const key = str()
+    ws()
+    if (key === undefined || b[i] !== 0x3a) return undefined
+    i++
+    ws()
+    const start = i
+    if (!value()) return undefined
+    if (key === '"data"') return [start, i]
+    ws()
+    if (b[i] !== 0x2c) return undefined
+    i++
+  }
+}
+
+// decodeStoredLine reads one stored line's bytes: a byte that is not UTF-8
+// inside data makes the data not lossless JSON (SURF-4); elsewhere it reads
+// as U+FFFD, as JSON.parse reads a line decoded as UTF-8 (SURF-1).
+function decodeStoredLine(b: Buffer): Candidate {
+  const c = decodeLine(b.toString('utf8'))
+  const bad = firstInvalidUtf8(b)
+  if (bad >= 0) {
+    const span = dataSpan(b)
+    if (span !== undefined && bad >= span[0] && bad < span[1]) c.dataText = null
+  }
+  return c
+}
+
 function storeOpen(s: Step): { [k: string]: Json } {
   if (s.format !== 'jsonl') throw new Reject('unsupported', `format ${s.format}`)
   dropStore()
@@ -592,7 +672,7 @@ function storeOpen(s: Step): { [k: string]: Json } {
     if (end < 0) { tornBytes = bytes.subarray(good); break }
     const line = bytes.subarray(good, end).toString('utf8')
     try {
-      events.push(decodeLine(line))
+      events.push(decodeStoredLine(bytes.subarray(good, end)))
     } catch (err) {
       if (!(err instanceof Reject)) throw err
       if (typeof scan(line, true) !== 'string') { err.index = events.length; throw err } // JSON, not an event
@@ -633,6 +713,7 @@ function storeFile(s: Step): { [k: string]: Json } {
   let at = 0
   for (let end = bytes.indexOf(0x0a); end >= 0; at = end + 1, end = bytes.indexOf(0x0a, at)) {
     try {
+      if (firstInvalidUtf8(bytes.subarray(at, end)) >= 0) throw new Error('not UTF-8')
       lines?.push(JSON.parse(bytes.subarray(at, end).toString('utf8')) as Json)
     } catch {
       lines = undefined
