@@ -98,19 +98,11 @@ func (m *Machine) storeOpen(s Step) (Result, error) {
 		return Result{}, err
 	}
 	m.st.file = f
-	if n := f.SeedLength(); n > int64(len(f.Lines)) { // STORE-14
-		return Result{}, event.Errorf(event.CodePersistForkIncomplete, -1, "the header promises %d inherited events, the file holds %d", n, len(f.Lines))
-	}
 	lines := make([]json.RawMessage, len(f.Lines))
 	for i, l := range f.Lines {
 		lines[i] = l
 	}
-	next, err := m.newSess(m.voc, m.strict).SeedJSON(lines) // STORE-3
-	if err != nil {
-		return Result{}, err
-	}
-	m.d = next
-	closers, err := m.d.Repair() // STORE-7
+	closers, err := m.resumeModel(f.SeedLength(), lines)
 	if err != nil {
 		return Result{}, err
 	}
@@ -292,15 +284,7 @@ func (m *Machine) storeOpenSQLiteModel(s Step, data []byte) (Result, error) {
 			return Result{}, event.Errorf(event.CodePersistSchemaVersion, -1, "schema version %d, not %d", c.userVersion, persist.SchemaVersion)
 		}
 	}
-	if c.seedLength > int64(len(c.lines)) { // STORE-14
-		return Result{}, event.Errorf(event.CodePersistForkIncomplete, -1, "the header promises %d inherited events, the database holds %d", c.seedLength, len(c.lines))
-	}
-	next, err := m.newSess(m.voc, m.strict).SeedJSON(c.lines) // STORE-3
-	if err != nil {
-		return Result{}, err
-	}
-	m.d = next
-	closers, err := m.d.Repair() // STORE-7
+	closers, err := m.resumeModel(c.seedLength, c.lines)
 	if err != nil {
 		return Result{}, err
 	}
@@ -356,4 +340,20 @@ func (m *Machine) storeFileSQLite(s Step) (Result, error) {
 		return Result{}, protocolError("store_file before any store_open")
 	}
 	return Result{File: f}, nil
+}
+
+// resumeModel resumes the model from stored lines: a fork child must hold
+// the events its header promises (STORE-14), the lines load as a seed
+// (STORE-3) and the closers are appended (STORE-7). seedLength is -1 when
+// the header has none.
+func (m *Machine) resumeModel(seedLength int64, lines []json.RawMessage) ([]event.Event, error) {
+	if seedLength > int64(len(lines)) {
+		return nil, event.Errorf(event.CodePersistForkIncomplete, -1, "the header promises %d inherited events, the store holds %d", seedLength, len(lines))
+	}
+	next, err := m.newSess(m.voc, m.strict).SeedJSON(lines)
+	if err != nil {
+		return nil, err
+	}
+	m.d = next
+	return m.d.Repair()
 }
