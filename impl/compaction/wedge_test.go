@@ -167,11 +167,21 @@ func TestAbortOpenKeepsTheTurn(t *testing.T) {
 				t.Fatal("AbortOpen ended the turn")
 			}
 		}
-		if _, err := compaction.Begin(context.Background(), s, nodes[0], nodes[0]); err != nil {
+		// A second compaction opens: the lost operation must see that its
+		// own compaction ended, not merely that some compaction is open.
+		second, err := compaction.Begin(context.Background(), s, nodes[0], nodes[0], compaction.WithVocabulary(v))
+		if err != nil {
 			t.Fatalf("after AbortOpen: %v", err)
 		}
-		if _, err := op.Commit(context.Background(), summary, compaction.Meta{}); err == nil {
-			t.Fatal("the lost operation committed after its compaction was ended")
+		before := s.Len()
+		if _, err := op.Commit(context.Background(), summary, compaction.Meta{Provider: "p", Model: "m"}, plain...); !errors.Is(err, event.CodeCompactionFinished) || s.Len() != before {
+			t.Fatalf("the lost operation's commit after its compaction was ended: %v (%d events appended)", err, s.Len()-before)
+		}
+		if err := op.Abort(nil); !errors.Is(err, event.CodeCompactionFinished) || s.Len() != before {
+			t.Fatalf("the lost operation's abort: %v", err)
+		}
+		if _, err := second.Commit(context.Background(), summary, compaction.Meta{Provider: "p", Model: "m"}, plain...); err != nil {
+			t.Fatalf("the second compaction: %v", err)
 		}
 	}
 }
