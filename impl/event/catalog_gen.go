@@ -153,6 +153,14 @@ const (
 	CodePersistForkIncomplete Code = "persist.fork_incomplete"
 	// CodePersistCancelled (STORE-16): The context of an append, a batch, a repair, a store's open or close, a Resume or a Fork ended before the operation was acknowledged: nothing of it is acknowledged, the session is unchanged, and the store holds none of it (or, when a database cannot tell whether its commit landed, closes itself so that the next Resume shows what it holds).
 	CodePersistCancelled Code = "persist.cancelled"
+	// CodeReleasedTypeRefused (REL-2): A released log holds a type the released reader refuses whatever its ignorable flag: request/header-delta, mode/set, or a request/header whose reason is "fallback".
+	CodeReleasedTypeRefused Code = "released.type_refused"
+	// CodeReleasedMessageInvalid (REL-3): A surface event of a released log lacks a valid identified message: a non-empty string id, the right role, a source of the right kind (model with provider and model on an assistant/message, tool with callId on a tool/result), a content array (exactly one tool-result block whose toolCallId is the source's callId on a tool/result).
+	CodeReleasedMessageInvalid Code = "released.message_invalid"
+	// CodeReleasedToolResultReplace (REL-4): A replace by a tool/result in a released log does not rewrite exactly one current tool/result node, or changes more of its data than message.content[0].content.
+	CodeReleasedToolResultReplace Code = "released.tool_result_replace"
+	// CodeConvertNotConvertible (REL-6): An event cannot be converted between the b736889ac7 vocabulary and the released one without losing what it means: a type the other side has no place for, or a member with no slot there; the error names the event's seq.
+	CodeConvertNotConvertible Code = "convert.not_convertible"
 )
 
 var allCodes = []Code{
@@ -205,6 +213,10 @@ var allCodes = []Code{
 	CodePersistWrongSession,
 	CodePersistForkIncomplete,
 	CodePersistCancelled,
+	CodeReleasedTypeRefused,
+	CodeReleasedMessageInvalid,
+	CodeReleasedToolResultReplace,
+	CodeConvertNotConvertible,
 }
 
 // CodeRule maps each error code to the spec rule that defines it.
@@ -218,6 +230,7 @@ var CodeRule = map[Code]string{
 	CodeCompactionRangeChanged:     "COMP-5",
 	CodeCompactionSummaryInvalid:   "COMP-9",
 	CodeCompactionUnbalanced:       "COMP-4",
+	CodeConvertNotConvertible:      "REL-6",
 	CodeDataInvalid:                "SURF-5",
 	CodeDataNotJSON:                "SURF-4",
 	CodeForkBoundaryOutOfRange:     "SURF-24",
@@ -239,6 +252,9 @@ var CodeRule = map[Code]string{
 	CodePersistSchemaVersion:       "STORE-5",
 	CodePersistWrongSession:        "STORE-15",
 	CodeProvenanceUnknownSeq:       "SURF-23",
+	CodeReleasedMessageInvalid:     "REL-3",
+	CodeReleasedToolResultReplace:  "REL-4",
+	CodeReleasedTypeRefused:        "REL-2",
 	CodeReplaceEndNotOnSurface:     "SURF-12",
 	CodeReplaceInvalid:             "SURF-8",
 	CodeReplaceReversed:            "SURF-13",

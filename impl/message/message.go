@@ -85,6 +85,11 @@ func blocks(data []byte) []json.RawMessage {
 	return out
 }
 
+// ToolResultBlock is the content block a tool/result's data derives
+// (SURF-19): {"type":"tool-result","toolCallId","content","isError"}, its
+// values the stored bytes.
+func ToolResultBlock(data []byte) json.RawMessage { return toolResultBlock(data) }
+
 func toolResultBlock(data []byte) json.RawMessage {
 	callID, _ := event.ObjectMember(data, "callId")
 	content, _ := event.ObjectMember(data, "content")
