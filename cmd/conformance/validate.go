@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/persist"
+	"github.com/surfacelog/surface/impl/released"
 	"github.com/surfacelog/surface/impl/session"
 	"github.com/surfacelog/surface/model"
 )
@@ -98,7 +100,18 @@ func validatePath(path, sessionID string, withModel bool, prog *progress, stdout
 	}
 	if bytes.Equal(magic[:n], []byte("SQLite format 3\x00")) {
 		f.Close()
+		if released.IsReleasedSQLite(context.Background(), path) {
+			return validateReleasedSQLite(path, sessionID, prog, stdout)
+		}
 		return validateSQLite(path, sessionID, withModel, prog, stdout)
+	}
+	if releasedJSONL(path) {
+		f.Close()
+		if sessionID != "" {
+			fmt.Fprintf(stdout, "%s: ERROR --session applies to databases; this is a JSONL file\n", path)
+			return validInput
+		}
+		return validateReleasedFile(path, prog, stdout)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		f.Close()
@@ -180,6 +193,20 @@ func validatePostgres(url, sessionID string, withModel bool, prog *progress, std
 // validateSessions checks the sessions ids of the database name, or only
 // sessionID when it is set, reading each with read.
 func validateSessions(name string, ids []string, sessionID string, read func(id string) ([]event.Event, error), withModel bool, prog *progress, stdout io.Writer) int {
+	return validateSessionsWith(name, ids, sessionID, func(id, label string) int {
+		prog.phase("reading "+label, -1)
+		events, err := read(id)
+		if err != nil {
+			fmt.Fprintf(stdout, "%s: INVALID %s\n", label, err)
+			return exitFor(err)
+		}
+		return checkLog(label, events, withModel, prog, stdout, "")
+	}, stdout)
+}
+
+// validateSessionsWith checks the sessions ids of the database name, or
+// only sessionID when it is set, each with check; the worst status wins.
+func validateSessionsWith(name string, ids []string, sessionID string, check func(id, label string) int, stdout io.Writer) int {
 	if sessionID != "" {
 		if !slices.Contains(ids, sessionID) {
 			fmt.Fprintf(stdout, "%s: ERROR no session %q in the database\n", name, sessionID)
@@ -189,15 +216,7 @@ func validateSessions(name string, ids []string, sessionID string, read func(id 
 	}
 	status := validOK
 	for _, id := range ids {
-		label := fmt.Sprintf("%s session %q", name, id)
-		prog.phase("reading "+label, -1)
-		events, err := read(id)
-		if err != nil {
-			fmt.Fprintf(stdout, "%s: INVALID %s\n", label, err)
-			status = max(status, exitFor(err))
-			continue
-		}
-		status = max(status, checkLog(label, events, withModel, prog, stdout, ""))
+		status = max(status, check(id, fmt.Sprintf("%s session %q", name, id)))
 	}
 	return status
 }

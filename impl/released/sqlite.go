@@ -37,26 +37,14 @@ func ReadSQLite(ctx context.Context, path, id string) (*Log, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, event.Errorf(event.CodePersistIO, -1, "%v", err)
 	}
-	db, err := sql.Open("sqlite3", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro&_query_only=1")
+	db, err := openRO(path)
 	if err != nil {
-		return nil, event.Errorf(event.CodePersistIO, -1, "%v", err)
+		return nil, err
 	}
 	defer db.Close()
-	db.SetMaxOpenConns(1)
-	var app, version int64
-	if err := db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&app); err != nil {
-		return nil, event.Errorf(event.CodePersistNotASession, -1, "not a SQLite database: %v", err)
-	}
-	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return nil, event.Errorf(event.CodePersistIO, -1, "%v", err)
-	}
-	if app != ApplicationID {
-		return nil, event.Errorf(event.CodePersistNotASession, -1, "application id %d, not the released session database's %d", app, ApplicationID)
-	}
-	switch version {
-	case 14, 15, 17:
-	default:
-		return nil, event.Errorf(event.CodePersistSchemaVersion, -1, "released session database schema %d; this reader reads 14, 15 and 17", version)
+	version, err := checkSchema(ctx, db)
+	if err != nil {
+		return nil, err
 	}
 	if id == "" {
 		rows, err := db.QueryContext(ctx, "SELECT id FROM sessions ORDER BY id LIMIT 2")
@@ -264,4 +252,76 @@ func rowSources(v any) ([]byte, error) {
 		return append(b, ']'), nil
 	}
 	return nil, fmt.Errorf("source_event_seqs is %T", v)
+}
+
+// openRO opens the database at path read-only; without a write-ahead
+// log beside it, as immutable, so that SQLite creates no file beside it.
+func openRO(path string) (*sql.DB, error) {
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?mode=ro&_query_only=1"
+	if _, err := os.Stat(path + "-wal"); err != nil {
+		dsn += "&immutable=1"
+	}
+	db, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, event.Errorf(event.CodePersistIO, -1, "%v", err)
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+// IsReleasedSQLite reports whether path is a SQLite database with the
+// released application id (REL-1), whatever its schema version.
+func IsReleasedSQLite(ctx context.Context, path string) bool {
+	db, err := openRO(path)
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	var app int64
+	return db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&app) == nil && app == ApplicationID
+}
+
+// SQLiteSessions lists the ids of the sessions of a released database.
+func SQLiteSessions(ctx context.Context, path string) ([]string, error) {
+	db, err := openRO(path)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	if _, err := checkSchema(ctx, db); err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, "SELECT id FROM sessions ORDER BY id")
+	if err != nil {
+		return nil, event.Errorf(event.CodePersistCorrupt, -1, "%v", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, event.Errorf(event.CodePersistCorrupt, -1, "%v", err)
+		}
+		ids = append(ids, s)
+	}
+	return ids, rows.Err()
+}
+
+// checkSchema checks the application id and the schema version.
+func checkSchema(ctx context.Context, db *sql.DB) (int64, error) {
+	var app, version int64
+	if err := db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&app); err != nil {
+		return 0, event.Errorf(event.CodePersistNotASession, -1, "not a SQLite database: %v", err)
+	}
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return 0, event.Errorf(event.CodePersistIO, -1, "%v", err)
+	}
+	if app != ApplicationID {
+		return 0, event.Errorf(event.CodePersistNotASession, -1, "application id %d, not the released session database's %d", app, ApplicationID)
+	}
+	switch version {
+	case 14, 15, 17:
+		return version, nil
+	}
+	return 0, event.Errorf(event.CodePersistSchemaVersion, -1, "released session database schema %d; this reader reads 14, 15 and 17", version)
 }

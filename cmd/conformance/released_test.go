@@ -1,0 +1,85 @@
+package main
+
+import (
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/released"
+)
+
+var releasedEvents = []event.Event{
+	{Type: "turn/start", Seq: 0, Time: 1, Data: []byte(`{"turn":1}`)},
+	{Type: "user/message", Seq: 1, Time: 2, Data: []byte(`{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"},"role":"user","id":"u1"}`), Op: event.Append()},
+	{Type: "turn/end", Seq: 2, Time: 3, Data: []byte(`{"turn":1,"reason":{"kind":"completed"}}`)},
+}
+
+// TestValidateReleased (REL-1): validate tells a released file from one
+// of this library by its content (the zstd magic, a header with
+// delegationDepth, a database's application id) and checks it by the
+// released rules, with the same exit codes: a torn last frame is reported
+// and accepted, a bad checksum or a broken rule is INVALID (1).
+func TestValidateReleased(t *testing.T) {
+	dir := t.TempDir()
+	h := released.Header{ID: "r1", CreatedAt: 1}
+	files := map[string][]byte{}
+	for _, z := range []bool{false, true} {
+		b, err := released.Encode(h, [][]event.Event{releasedEvents[:2], releasedEvents[2:]}, z)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[map[bool]string{false: "plain.jsonl", true: "session.jsonl.zstd"}[z]] = b
+	}
+	z := files["session.jsonl.zstd"]
+	files["torn.jsonl.zstd"] = z[:len(z)-3]
+	bad := append([]byte(nil), z...)
+	bad[len(bad)-1] ^= 0xff
+	files["badsum.jsonl.zstd"] = bad
+	files["rule.jsonl"] = []byte(strings.Replace(string(files["plain.jsonl"]), `"role":"user","id":"u1"`, `"role":"user"`, 1))
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		code int
+		says string
+	}{
+		{"plain.jsonl", 0, "OK released format, 3 events, 1 surface nodes, 1 messages"},
+		{"session.jsonl.zstd", 0, "OK released format, 3 events"},
+		{"torn.jsonl.zstd", 0, "torn last zstd frame"},
+		{"badsum.jsonl.zstd", 1, "persist.corrupt"},
+		{"rule.jsonl", 1, "released.message_invalid"},
+	} {
+		code, out := call("validate", "--progress", "never", filepath.Join(dir, c.name))
+		if code != c.code || !strings.Contains(out, c.says) {
+			t.Errorf("%s: exit %d\n%s", c.name, code, out)
+		}
+	}
+	// A released database of schema 14 with one session.
+	db := filepath.Join(dir, "released.db")
+	conn, err := sql.Open("sqlite3", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(`CREATE TABLE persistence_state(singleton INTEGER PRIMARY KEY CHECK (singleton = 1), store_id TEXT NOT NULL) STRICT;
+CREATE TABLE sessions(id TEXT PRIMARY KEY, version INTEGER NOT NULL, created_at INTEGER NOT NULL, cwd TEXT, parent_session TEXT, seed_length INTEGER, origin TEXT, delegation_depth INTEGER, agent_preset TEXT, incarnation TEXT NOT NULL, revision INTEGER NOT NULL) STRICT;
+CREATE TABLE events(session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE, seq INTEGER NOT NULL, type TEXT NOT NULL, time INTEGER NOT NULL, data TEXT NOT NULL, source_event_seqs TEXT, surface_op TEXT, PRIMARY KEY (session_id, seq)) STRICT;
+INSERT INTO sessions VALUES ('r1', 0, 1, NULL, NULL, NULL, NULL, 0, NULL, 'i', 1);
+INSERT INTO events VALUES ('r1', 0, 'turn/start', 1, '{"turn":1}', NULL, NULL);
+INSERT INTO events VALUES ('r1', 1, 'user/message', 2, '{"content":[],"source":{"kind":"user"},"role":"user","id":"u1"}', NULL, '"append"');
+PRAGMA application_id = 1146308688; PRAGMA user_version = 14;`); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	if code, out := call("validate", "--progress", "never", db); code != 0 || !strings.Contains(out, `session "r1": OK released format, 2 events, 1 surface nodes`) {
+		t.Errorf("released database: exit %d\n%s", code, out)
+	}
+	if code, out := call("validate", "--progress", "never", "--session", "r2", db); code != 2 || !strings.Contains(out, "no session") {
+		t.Errorf("released database, unknown session: exit %d\n%s", code, out)
+	}
+}

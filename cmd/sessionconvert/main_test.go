@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/persist"
+	"github.com/surfacelog/surface/impl/released"
+	"github.com/surfacelog/surface/impl/session"
+)
+
+func call(args ...string) (int, string) {
+	var out bytes.Buffer
+	code := run(args, &out, &out)
+	return code, out.String()
+}
+
+// write makes a JSONL file of this library holding events.
+func write(t *testing.T, path string, appends func(s *persist.Session)) {
+	t.Helper()
+	st, err := persist.OpenJSONL(context.Background(), path, persist.Header{ID: "s1", CreatedAt: 7, Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := persist.Resume(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appends(s)
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func messages(t *testing.T, s *session.Session) []string {
+	var out []string
+	for _, m := range s.Messages().All() {
+		var b []string
+		for _, c := range m.Content {
+			b = append(b, string(c))
+		}
+		out = append(out, string(m.Role)+":"+strings.Join(b, ","))
+	}
+	return out
+}
+
+// TestRoundTrip (REL-6, REL-7): a session of this library converts to a
+// released .jsonl.zstd that the released rules accept with the same
+// messages, and back to a JSONL file of this library with the same
+// messages again; the input files are not changed and an existing output
+// is not overwritten.
+func TestRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	ap := &event.Intent{Op: event.Append()}
+	write(t, in, func(s *persist.Session) {
+		s.Append(event.TypeTurnStart, json.RawMessage(`{"turn":1,"trigger":{"kind":"message"}}`), nil)
+		s.Append(event.TypeUserMessage, json.RawMessage(`{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}`), ap)
+		s.Append(event.TypeContextMessage, json.RawMessage(`{"content":[{"type":"text","text":"ctx"}],"source":{"kind":"memory"}}`), ap)
+		s.Append(event.TypeAssistantMessage, json.RawMessage(`{"turn":1,"step":1,"content":[{"type":"text","text":"hello"}],"provenance":{"provider":"p","model":"m"}}`), ap)
+		s.Append(event.TypeTurnEnd, json.RawMessage(`{"turn":1,"reason":{"kind":"completed"}}`), nil)
+	})
+	before, _ := os.ReadFile(in)
+	_, events, _, err := persist.ReadJSONL(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s0, _ := session.Seed(events)
+	want := messages(t, s0)
+
+	rel := filepath.Join(dir, "session.jsonl.zstd")
+	if code, out := call("-to", "released", "-zstd", in, rel); code != 0 {
+		t.Fatalf("%d %s", code, out)
+	}
+	data, _ := os.ReadFile(rel)
+	l, err := released.Read(data)
+	if err != nil || !l.Compressed || l.Header.ID != "s1" || *l.Header.Cwd != "/w" {
+		t.Fatalf("%v %+v", err, l)
+	}
+	checked, err := released.Check(l)
+	if err != nil || len(checked.Messages) != 3 || !strings.Contains(string(checked.Messages[1]), `<context source=\"memory\">`) {
+		t.Fatalf("%v %s", err, checked.Messages)
+	}
+	back := filepath.Join(dir, "back.jsonl")
+	if code, out := call("-to", "b736", rel, back); code != 0 {
+		t.Fatalf("%d %s", code, out)
+	}
+	_, events2, _, err := persist.ReadJSONL(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := session.Seed(events2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := messages(t, s2); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("messages after the round trip:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if after, _ := os.ReadFile(in); !bytes.Equal(before, after) {
+		t.Fatal("the input changed")
+	}
+	if code, _ := call("-to", "b736", rel, back); code != 2 {
+		t.Fatalf("an existing output: exit %d", code)
+	}
+}
+
+// TestNotConvertible: an event with no place on the other side fails
+// with exit 1, names the event, and writes nothing.
+func TestNotConvertible(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	write(t, in, func(s *persist.Session) {
+		s.Append(event.TypeContextMessage, json.RawMessage(`{"content":[],"source":{"kind":"memory"},"meta":{"k":1}}`), &event.Intent{Op: event.Append()})
+	})
+	out := filepath.Join(dir, "out.jsonl")
+	code, msg := call("-to", "released", in, out)
+	if code != 1 || !strings.Contains(msg, "convert.not_convertible") || !strings.Contains(msg, "event 0") {
+		t.Fatalf("%d %s", code, msg)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("an output was written")
+	}
+	if code, _ := call("-to", "sideways", in, out); code != 2 {
+		t.Fatalf("usage: %d", code)
+	}
+}
