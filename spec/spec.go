@@ -26,7 +26,7 @@ type Rule struct {
 	Level string
 }
 
-var ruleHeading = regexp.MustCompile(`(?m)^\*\*((?:SURF|REP|STORE|COMP|STRICT)-\d+) \(([^)]*)\)\.\*\*`)
+var ruleHeading = regexp.MustCompile(`(?m)^\*\*((?:SURF|REP|STORE|COMP|STRICT|REL)-\d+) \(([^)]*)\)\.\*\*`)
 
 // Rules returns the rules of README.md in document order.
 func Rules() []Rule {
