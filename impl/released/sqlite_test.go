@@ -117,35 +117,35 @@ func writeDB(t *testing.T, version int) (string, *sql.DB) {
 	}
 	if version >= 15 {
 		rows = append(rows, struct {
-			seq                      int64
-			typ                      string
+			seq                    int64
+			typ                    string
 			data, sources, op, ign any
 		}{7, "plugin/note", `{"n":1}`, nil, nil, int64(1)})
 	} else {
 		rows = append(rows, struct {
-			seq                      int64
-			typ                      string
+			seq                    int64
+			typ                    string
 			data, sources, op, ign any
 		}{7, "todo/write", `{"todos":[]}`, nil, nil, nil})
 	}
 	if version == 17 {
 		rows = append(rows, struct {
-			seq                      int64
-			typ                      string
+			seq                    int64
+			typ                    string
 			data, sources, op, ign any
 		}{8, "text-chunks", `{"turn":1,"step":2,"index":0,"dt":[1,2],"texts":["a","b","c"]}`, nil, nil, int64(0)})
 	} else {
 		for k, text := range []string{"a", "b", "c"} {
 			rows = append(rows, struct {
-				seq                      int64
-				typ                      string
+				seq                    int64
+				typ                    string
 				data, sources, op, ign any
 			}{int64(8 + k), "assistant/chunk", `{"turn":1,"step":2,"chunk":{"type":"text-delta","index":0,"text":"` + text + `"}}`, nil, nil, nil})
 		}
 	}
 	rows = append(rows, struct {
-		seq                      int64
-		typ                      string
+		seq                    int64
+		typ                    string
 		data, sources, op, ign any
 	}{11, "turn/end", `{"turn":1,"reason":{"kind":"completed"}}`, nil, nil, nil})
 	insert := `INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op) VALUES ('s1', ?, ?, ?, ?, ?, ?)`
