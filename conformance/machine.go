@@ -51,7 +51,7 @@ func NewModelMachine() *Machine {
 // Hello implements Testee.
 func (m *Machine) Hello() (Hello, error) {
 	return Hello{Type: "hello", Protocol: ProtocolVersion, Name: m.name, Version: "0.1.0",
-		Features: []string{FeatureCore, FeatureRepair, FeaturePersist, FeatureCompaction, FeatureStrict, FeatureStore}}, nil
+		Features: []string{FeatureCore, FeatureRepair, FeaturePersist, FeatureCompaction, FeatureStrict, FeatureStore, FeatureReleased}}, nil
 }
 
 // Reset implements Testee.
@@ -83,7 +83,7 @@ func (m *Machine) Do(s Step) (Response, error) {
 		}
 		res := Result{Error: string(event.CodeOf(err))}
 		var ee *event.Error
-		if (s.Op == "seed" || s.Op == "store_open") && errors.As(err, &ee) && ee.Index >= 0 {
+		if (s.Op == "seed" || s.Op == "store_open" || s.Op == "released_open") && errors.As(err, &ee) && ee.Index >= 0 {
 			i := ee.Index
 			res.Index = &i
 		}
@@ -177,6 +177,8 @@ func (m *Machine) do(s Step) (Result, error) {
 		return m.storeOpen(s)
 	case "store_file":
 		return m.storeFile(s)
+	case "released_open":
+		return releasedOpen(s, m.persist)
 	case "repair", "crash_reopen":
 		if s.Op == "crash_reopen" {
 			m.detach()

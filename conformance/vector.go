@@ -205,6 +205,8 @@ func (s Step) Feature() string {
 		return FeatureStrict
 	case "store_open", "store_file":
 		return FeatureStore
+	case "released_open":
+		return FeatureReleased
 	}
 	return FeatureCore
 }

@@ -40,9 +40,10 @@ func main() {
 		"precision":  precision(),
 		"strict":     strictVectors(),
 		"store":      stores(),
+		"released":   releasedVectors(),
 	}
 	var all []conformance.Vector
-	for _, name := range []string{"edge", "exhaustive", "random", "repair", "compaction", "vocabulary", "precision", "strict", "store"} {
+	for _, name := range []string{"edge", "exhaustive", "random", "repair", "compaction", "vocabulary", "precision", "strict", "store", "released"} {
 		vs := files[name]
 		for i := range vs {
 			vs[i].Differences = differencesOf(vs[i])
@@ -88,6 +89,14 @@ var shows = map[string][]string{
 	"D30": {"compaction.commit.summary_invalid", "compaction.commit.bad_summary"},
 	"D33": {"compaction.commit.not_smaller"},
 	"D36": {"compaction.abort.reason"},
+	"D37": {"released.open."},
+	"D38": {"released.open.header"},
+	"D39": {"released.open.types"},
+	"D40": {"released.open.loads", "released.open.identified_messages", "released.open.converted"},
+	"D41": {"released.open.tool_result_rewrite"},
+	"D42": {"released.open.converted"},
+	"D44": {"released.open.negative_time"},
+	"D45": {"released.open.loads"},
 }
 
 // differencesOf returns the rows v shows: by its id (shows), and D32 for

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/released"
 	"github.com/surfacelog/surface/impl/session"
+	"github.com/surfacelog/surface/model"
 )
 
 func raw(s string) json.RawMessage { return json.RawMessage(s) }
@@ -210,6 +212,18 @@ func TestConvertedLogsDeriveTheSameMessages(t *testing.T) {
 			t.Fatalf("surfaces differ:\n%s", d)
 		}
 		brackets(t, rel)
+		// The model of the released rules reads the file the same way.
+		file, err := released.Encode(released.Header{ID: "s1"}, [][]event.Event{rel}, rapid.Bool().Draw(t, "zstd"))
+		if err != nil {
+			t.Fatalf("Encode: %v", err)
+		}
+		m, err := model.OpenReleased(file)
+		if err != nil {
+			t.Fatalf("model.OpenReleased: %v", err)
+		}
+		if d := cmp.Diff(asStrings(checked.Messages), asStrings(m.Messages)); d != "" || !slices.Equal(m.Surface, checked.Surface) || m.Events != len(rel) {
+			t.Fatalf("the model reads the released file otherwise (-impl +model):\n%s\nsurface %v, model %v", d, checked.Surface, m.Surface)
+		}
 		back, err := convert.FromReleased("s1", checked.Events)
 		if err != nil {
 			t.Fatalf("FromReleased: %v", err)
@@ -254,4 +268,12 @@ func brackets(t fataler, events []event.Event) {
 			}
 		}
 	}
+}
+
+func asStrings(msgs []json.RawMessage) []string {
+	out := []string{}
+	for _, m := range msgs {
+		out = append(out, string(m))
+	}
+	return out
 }

@@ -38,27 +38,13 @@ func Check(l *Log) (*Session, error) {
 	s := &Session{Header: l.Header, Events: make([]event.Event, 0, len(l.Events))}
 	m := surface.New()
 	shadow := make([]event.Event, 0, len(l.Events)) // what the surface manager sees
-	accept := func(*event.Event, int64) *event.Error { return nil }
 	for i, line := range l.Events {
-		e, err := decode(line, int64(i))
-		if err != nil {
-			return nil, err
-		}
-		seen := e
-		seen.Time = 0 // checked above; the manager needs no time
-		if !Known(e.Type) {
-			seen.Type = "released/ignorable" // kept, never on the surface
-		}
-		if err := m.ValidateWith(shadow, &seen, accept); err != nil {
-			return nil, err
-		}
-		if e.Type == event.TypeToolResult && e.Op.Kind == event.OpReplace {
-			if err := toolResultReplace(s.Events, &e); err != nil {
-				return nil, err
+		if err := s.add(m, &shadow, line, i); err != nil {
+			if ee, ok := err.(*event.Error); ok {
+				ee.Index = i // the event's index in the log (the header not counted)
 			}
+			return nil, err
 		}
-		shadow = append(shadow, seen)
-		s.Events = append(s.Events, e)
 	}
 	if err := m.Sync(shadow); err != nil {
 		return nil, err
@@ -70,6 +56,32 @@ func Check(l *Log) (*Session, error) {
 		}
 	}
 	return s, nil
+}
+
+// add checks event line i against the events before it and adds it.
+func (s *Session) add(m *surface.Manager, shadow *[]event.Event, line json.RawMessage, i int) error {
+	accept := func(*event.Event, int64) *event.Error { return nil }
+	e, err := decode(line, int64(i))
+	if err != nil {
+		return err
+	}
+	seen := e
+	seen.Time = 0 // checked above; the manager needs no time
+	if !Known(e.Type) {
+		seen.Type = "released/ignorable" // kept, never on the surface
+	}
+	if err := m.ValidateWith(*shadow, &seen, accept); err != nil {
+		return err
+	}
+	if e.Type == event.TypeToolResult && e.Op.Kind == event.OpReplace {
+		if err := toolResultReplace(s.Events, &e); err != nil {
+			return err
+		}
+	}
+	*shadow = append(*shadow, seen)
+	s.Events = append(s.Events, e)
+
+	return nil
 }
 
 // Derive returns the message a released surface event yields (REL-5).
