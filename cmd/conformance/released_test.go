@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +12,7 @@ import (
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/released"
+	"github.com/surfacelog/surface/impl/released/samples"
 )
 
 var releasedEvents = []event.Event{
@@ -82,4 +86,69 @@ PRAGMA application_id = 1146308688; PRAGMA user_version = 14;`); err != nil {
 	if code, out := call("validate", "--progress", "never", "--session", "r2", db); code != 2 || !strings.Contains(out, "no session") {
 		t.Errorf("released database, unknown session: exit %d\n%s", code, out)
 	}
+}
+
+// TestValidateSamples (REL-1): every sample file written per the facts
+// (plain JSONL, .jsonl.zstd, SQLite 14, 15, 17) validates, and its bytes
+// (the database and its write-ahead log) are left as they were; a sample
+// with a bad checksum in its second frame, or an unknown packed kind,
+// does not, and is left as it was too.
+func TestValidateSamples(t *testing.T) {
+	dir := t.TempDir()
+	paths := []string{filepath.Join(dir, "session.jsonl"), filepath.Join(dir, "session.jsonl.zstd")}
+	os.WriteFile(paths[0], samples.JSONL(false), 0o644)
+	os.WriteFile(paths[1], samples.JSONL(true), 0o644)
+	for _, v := range released.SchemaVersions {
+		p := filepath.Join(dir, fmt.Sprintf("s%d.db", v))
+		db, err := samples.SQLite(p, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close() // open: its events stay in the write-ahead log
+		paths = append(paths, p)
+	}
+	before := walSnapshot(t, dir)
+	for _, p := range paths {
+		code, out := call("validate", "--progress", "never", p)
+		if code != 0 || !strings.Contains(out, fmt.Sprintf("OK released format, %d events", samples.Events)) {
+			t.Errorf("%s: exit %d\n%s", filepath.Base(p), code, out)
+		}
+	}
+	if after := walSnapshot(t, dir); after != before {
+		t.Fatal("validate changed a sample")
+	}
+	z := samples.JSONL(true)
+	bad := filepath.Join(dir, "bad.jsonl.zstd")
+	frame2 := bytes.Index(z[4:], []byte{0x28, 0xb5, 0x2f, 0xfd}) + 4 // the second frame's start
+	frame3 := bytes.Index(z[frame2+4:], []byte{0x28, 0xb5, 0x2f, 0xfd}) + frame2 + 4
+	corrupt := append([]byte(nil), z...)
+	corrupt[frame3-1] ^= 0xff // the checksum of frame 2
+	os.WriteFile(bad, corrupt, 0o644)
+	unknown := filepath.Join(dir, "unknown.jsonl")
+	os.WriteFile(unknown, []byte(strings.Replace(string(samples.JSONL(false)), `"type":"reasoning-chunks"`, `"type":"image-chunks"`, 1)), 0o644)
+	for _, c := range []struct{ path, says string }{{bad, "persist.corrupt"}, {unknown, "event.invalid_envelope"}} {
+		b, _ := os.ReadFile(c.path)
+		code, out := call("validate", "--progress", "never", c.path)
+		if code != 1 || !strings.Contains(out, c.says) {
+			t.Errorf("%s: exit %d\n%s", filepath.Base(c.path), code, out)
+		}
+		if after, _ := os.ReadFile(c.path); !bytes.Equal(b, after) {
+			t.Errorf("%s changed", c.path)
+		}
+	}
+}
+
+// walSnapshot is snapshot less SQLite's shared-memory index (which every
+// reader of a WAL database updates).
+func walSnapshot(t *testing.T, dir string) string {
+	var b strings.Builder
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), "-shm") {
+			continue
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		fmt.Fprintf(&b, "%s %x\n", e.Name(), sha256.Sum256(data))
+	}
+	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/persist"
 	"github.com/surfacelog/surface/impl/released"
+	"github.com/surfacelog/surface/impl/released/samples"
 	"github.com/surfacelog/surface/impl/session"
 )
 
@@ -128,5 +130,77 @@ func TestNotConvertible(t *testing.T) {
 	}
 	if code, _ := call("-to", "sideways", in, out); code != 2 {
 		t.Fatalf("usage: %d", code)
+	}
+}
+
+// TestConvertSamples (REL-6): every sample released file (plain, zstd,
+// SQLite 14, 15, 17) converts to this library's JSONL, which loads with
+// the messages the released rules derive (role and content), and back to
+// released JSONL, which the released rules accept with the same messages.
+func TestConvertSamples(t *testing.T) {
+	dir := t.TempDir()
+	inputs := map[string]string{"plain": filepath.Join(dir, "p.jsonl"), "zstd": filepath.Join(dir, "z.jsonl.zstd")}
+	os.WriteFile(inputs["plain"], samples.JSONL(false), 0o644)
+	os.WriteFile(inputs["zstd"], samples.JSONL(true), 0o644)
+	for _, v := range released.SchemaVersions {
+		p := filepath.Join(dir, fmt.Sprintf("s%d.db", v))
+		db, err := samples.SQLite(p, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		inputs[fmt.Sprint("sqlite", v)] = p
+	}
+	l, _ := released.Read(samples.JSONL(false))
+	want, _ := released.Check(l)
+	for name, in := range inputs {
+		out := filepath.Join(dir, name+".out.jsonl")
+		if code, msg := call("-to", "b736", in, out); code != 0 {
+			t.Fatalf("%s: %d %s", name, code, msg)
+		}
+		_, events, _, err := persist.ReadJSONL(out)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		s, err := session.Seed(events)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := messages(t, s)
+		if len(got) != len(want.Messages) {
+			t.Fatalf("%s: %d messages, want %d", name, len(got), len(want.Messages))
+		}
+		for i, m := range want.Messages {
+			var r struct {
+				Role    string
+				Content []json.RawMessage
+			}
+			json.Unmarshal(m, &r)
+			var parts []string
+			for _, c := range r.Content {
+				parts = append(parts, string(c))
+			}
+			if got[i] != r.Role+":"+strings.Join(parts, ",") {
+				t.Fatalf("%s: message %d is %s, the released one %s", name, i, got[i], m)
+			}
+		}
+		again := filepath.Join(dir, name+".again.jsonl")
+		if code, msg := call("-to", "released", out, again); code != 0 {
+			t.Fatalf("%s back: %d %s", name, code, msg)
+		}
+		b, _ := os.ReadFile(again)
+		rl, err := released.Read(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := released.Check(rl)
+		if err != nil || len(back.Messages) != len(want.Messages) {
+			t.Fatalf("%s back: %v", name, err)
+		}
+		for i := range back.Messages {
+			if !bytes.Equal(back.Messages[i], want.Messages[i]) {
+				t.Fatalf("%s back: message %d is %s, want %s", name, i, back.Messages[i], want.Messages[i])
+			}
+		}
 	}
 }

@@ -103,7 +103,21 @@ func (c *toReleased) event(e event.Event) (event.Event, error) {
 		if c.open != "" && isCompactCheckpoint(source) {
 			source = object(append(mustMembers(source), member{"compactionId", str(c.open)})...)
 		}
-		e.Data = object(member{"content", get(ms, "content")}, member{"source", source}, member{"id", str(id)}, member{"role", str("user")})
+		// The members in their order (a message converted from the released
+		// vocabulary keeps its), the source in its place, id and role last
+		// when they are new.
+		for i := range ms {
+			if ms[i].key == "source" {
+				ms[i].value = source
+			}
+		}
+		if !hasID {
+			ms = append(ms, member{"id", str(id)})
+		}
+		if get(ms, "role") == nil {
+			ms = append(ms, member{"role", str("user")})
+		}
+		e.Data = object(ms...)
 		c.ids[e.Seq] = id
 	case event.TypeContextMessage, event.TypeSteeringMessage:
 		if get(ms, "meta") != nil {
@@ -291,7 +305,13 @@ func fromReleased(session string, e event.Event) (event.Event, error) {
 		if k, ok := only(msg, "id", "role", "content", "source"); !ok {
 			return e, refuse(&e, "message member %q has no place in an assistant/message", k)
 		}
-		provenance := without(mustMembers(get(msg, "source")), "kind")
+		// The source is the provenance. Its kind is left out where
+		// ToReleased writes it (last), and kept in its place otherwise, so
+		// that both round trips give back the same bytes.
+		provenance := mustMembers(get(msg, "source"))
+		if n := len(provenance); n > 0 && provenance[n-1].key == "kind" {
+			provenance = provenance[:n-1]
+		}
 		e.Data = object(member{"turn", get(ms, "turn")}, member{"step", get(ms, "step")}, member{"content", get(msg, "content")},
 			member{"provenance", object(provenance...)}, member{"usage", get(ms, "usage")}, member{"interrupted", get(ms, "interrupted")},
 			member{"messageId", ownID(session, e.Seq, get(msg, "id"))})
