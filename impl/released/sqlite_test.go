@@ -14,56 +14,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/released/samples"
 )
-
-// schema is the DDL of a released session database (Part B3), per version.
-func schema(version int) string {
-	data, sources, ignorable := "TEXT NOT NULL", "TEXT", ""
-	switch version {
-	case 15:
-		ignorable = ", ignorable INTEGER"
-	case 17:
-		data, sources, ignorable = "ANY NOT NULL", "ANY", ", ignorable INTEGER CHECK (ignorable IS NULL OR ignorable IN (0, 1))"
-	}
-	return `CREATE TABLE persistence_state(singleton INTEGER PRIMARY KEY CHECK (singleton = 1), store_id TEXT NOT NULL) STRICT;
-CREATE TABLE sessions(id TEXT PRIMARY KEY, version INTEGER NOT NULL, created_at INTEGER NOT NULL, cwd TEXT,
-  parent_session TEXT, seed_length INTEGER, origin TEXT, delegation_depth INTEGER, agent_preset TEXT,
-  incarnation TEXT NOT NULL, revision INTEGER NOT NULL) STRICT;
-CREATE TABLE events(session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
-  type TEXT NOT NULL, time INTEGER NOT NULL, data ` + data + `, source_event_seqs ` + sources + `,
-  surface_op TEXT` + ignorable + `, PRIMARY KEY (session_id, seq)) STRICT;
-INSERT INTO persistence_state VALUES (1, 'store');
-PRAGMA application_id = 1146308688;
-PRAGMA user_version = ` + itoa(version) + `;`
-}
-
-// varints encodes seqs as schema 17 does: the first, then zig-zag deltas.
-func varints(seqs ...int64) []byte {
-	var out []byte
-	put := func(u uint64) {
-		for u >= 0x80 {
-			out = append(out, byte(u)|0x80)
-			u >>= 7
-		}
-		out = append(out, byte(u))
-	}
-	for i, q := range seqs {
-		if i == 0 {
-			put(uint64(q))
-			continue
-		}
-		d := q - seqs[i-1]
-		if d >= 0 {
-			put(uint64(2 * d))
-		} else {
-			put(uint64(-2*d - 1))
-		}
-	}
-	if out == nil {
-		out = []byte{}
-	}
-	return out
-}
 
 // writeDB writes a released database holding session s1: turn 1 with a
 // prompt, an assistant message with a tool call, the call, its result
@@ -79,7 +31,7 @@ func writeDB(t *testing.T, version int) (string, *sql.DB) {
 		t.Fatal(err)
 	}
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(schema(version)); err != nil {
+	if _, err := db.Exec(samples.Schema(version)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec(`INSERT INTO sessions VALUES ('s1', 0, 1767225600000, '/w', NULL, NULL, NULL, 0, NULL, 'inc', 3)`); err != nil {
@@ -87,7 +39,7 @@ func writeDB(t *testing.T, version int) (string, *sql.DB) {
 	}
 	sourcesOf := func(seqs ...int64) any {
 		if version == 17 {
-			return varints(seqs...)
+			return samples.Varints(seqs...)
 		}
 		b, _ := json.Marshal(append([]int64{}, seqs...))
 		return string(b)
@@ -259,7 +211,7 @@ func TestRefusesOtherDatabases(t *testing.T) {
 // negative delta and a multi-byte varint.
 func TestVarints(t *testing.T) {
 	for _, seqs := range [][]int64{{}, {3}, {300, 2, 5000}, {7, 6, 5}} {
-		got, err := rowSources(varints(seqs...))
+		got, err := rowSources(samples.Varints(seqs...))
 		want, _ := json.Marshal(append([]int64{}, seqs...))
 		if err != nil || string(got) != string(want) {
 			t.Errorf("%v: %s %v", seqs, got, err)
