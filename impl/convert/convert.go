@@ -3,7 +3,6 @@ package convert
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 
 	"github.com/surfacelog/surface/impl/event"
@@ -268,16 +267,16 @@ func turnEndToReleased(e *event.Event, ms []member) ([]byte, error) {
 // the session's id (message ids equal to LegacyID are left out). The
 // result passes this library's seed rules; an event that cannot be
 // converted is refused with convert.not_convertible naming it.
-func FromReleased(session string, events []event.Event) ([]event.Event, error) {
+func FromReleased(sessionID string, events []event.Event) ([]event.Event, error) {
 	out := make([]event.Event, 0, len(events))
 	for i := range events {
-		e, err := fromReleased(session, events[i])
+		e, err := fromReleased(sessionID, events[i])
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, e)
 	}
-	if _, err := sessionSeed(out); err != nil {
+	if _, err := session.Seed(out); err != nil { // this library's seed rules
 		return nil, notConvertible(events, err)
 	}
 	return out, nil
@@ -409,13 +408,4 @@ func HeaderFromReleased(h released.Header, o Options) (persist.Header, error) {
 		p.ParentSession = *h.ParentSession
 	}
 	return p, nil
-}
-
-// sessionSeed checks events by this library's seed rules.
-func sessionSeed(events []event.Event) (*session.Session, error) {
-	s, err := session.Seed(events)
-	if err != nil {
-		return nil, fmt.Errorf("%w", err)
-	}
-	return s, nil
 }

@@ -39,8 +39,16 @@ func (v *Vocabulary) check(e *Event, wantSeq int64, dataChecked bool) *Error {
 			return err
 		}
 	}
+	return CheckMarkers(e, ok && spec.Surface)
+}
+
+// CheckMarkers checks an event's markers, SURF-6 to SURF-9, in that order,
+// for an event whose type is surface-eligible (surface) or not. Check
+// calls it with the catalog's eligibility; a reader of another vocabulary
+// (impl/released) with its own.
+func CheckMarkers(e *Event, surface bool) *Error {
 	// SURF-6
-	if !ok || !spec.Surface {
+	if !surface {
 		if !e.Op.IsZero() {
 			return Errorf(CodeOpForbidden, e.Seq, "%s is not surface-eligible and cannot carry surfaceOp", e.Type)
 		}

@@ -3,7 +3,6 @@ package released
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"reflect"
 
 	"github.com/surfacelog/surface/impl/event"
@@ -119,8 +118,8 @@ func decode(line json.RawMessage, want int64) (event.Event, error) {
 	}
 	var e event.Event
 	var typ string
-	seq, seqOK := safe(raw["seq"])
-	t, timeOK := safe(raw["time"])
+	seq, seqOK := safeInt(raw["seq"])
+	t, timeOK := safeInt(raw["time"])
 	switch {
 	case json.Unmarshal(raw["type"], &typ) != nil || typ == "":
 		return e, event.Errorf(event.CodeInvalidEnvelope, want, "type is not a non-empty string")
@@ -155,16 +154,10 @@ func decode(line json.RawMessage, want int64) (event.Event, error) {
 			return e, event.Errorf(event.CodeReleasedMessageInvalid, seq, "%s at %d %s", e.Type, seq, why)
 		}
 	}
-	return e, markers(&e)
-}
-
-// safe reads a JSON number with a safe integer value (negative allowed).
-func safe(v json.RawMessage) (int64, bool) {
-	var f float64
-	if v == nil || json.Unmarshal(v, &f) != nil || f != math.Trunc(f) || math.Abs(f) > maxSafe {
-		return 0, false
+	if err := event.CheckMarkers(&e, IsSurface(e.Type)); err != nil { // SURF-6 to SURF-9, released eligibility
+		return e, err
 	}
-	return int64(f), true
+	return e, nil
 }
 
 // identified checks the identified message of a surface event (REL-3)
@@ -245,59 +238,6 @@ func identified(t event.Type, data []byte) string {
 func isArray(v json.RawMessage) bool {
 	v = bytes.TrimSpace(v)
 	return len(v) > 0 && v[0] == '['
-}
-
-// markers checks SURF-6 to SURF-9 by the released eligibility.
-func markers(e *event.Event) error {
-	if !IsSurface(e.Type) {
-		if !e.Op.IsZero() {
-			return event.Errorf(event.CodeOpForbidden, e.Seq, "%s is not surface-eligible and cannot carry surfaceOp", e.Type)
-		}
-		if e.Sources != nil {
-			return event.Errorf(event.CodeSourcesForbidden, e.Seq, "%s is not surface-eligible and cannot carry sourceEventSeqs", e.Type)
-		}
-		return nil
-	}
-	switch e.Op.Kind {
-	case event.OpNone:
-		return event.Errorf(event.CodeOpMissing, e.Seq, "%s is surface-eligible and needs a surfaceOp marker", e.Type)
-	case event.OpAppend:
-	case event.OpReplace:
-		if e.Op.Start < 0 || e.Op.End < 0 || e.Op.Start > maxSafe || e.Op.End > maxSafe {
-			return event.Errorf(event.CodeReplaceInvalid, e.Seq, "replace endpoints must be integers in [0, 2^53-1]")
-		}
-	case event.OpMalformedReplace:
-		return event.Errorf(event.CodeReplaceInvalid, e.Seq, "surfaceOp object is not exactly {op:\"replace\", start, end}")
-	default:
-		return event.Errorf(event.CodeOpInvalid, e.Seq, "surfaceOp is neither \"append\" nor a replace object")
-	}
-	if e.Sources == nil {
-		return nil
-	}
-	if len(e.Sources) == 0 {
-		if e.Type == event.TypeAssistantMessage {
-			return nil
-		}
-		return event.Errorf(event.CodeSourcesEmpty, e.Seq, "sourceEventSeqs is empty on %s", e.Type)
-	}
-	seen := map[int64]bool{}
-	for _, q := range e.Sources {
-		if q < 0 || q > maxSafe {
-			return event.Errorf(event.CodeSourcesInvalid, e.Seq, "sourceEventSeqs holds %d, not an integer in [0, 2^53-1]", q)
-		}
-	}
-	for _, q := range e.Sources {
-		if seen[q] {
-			return event.Errorf(event.CodeSourcesDuplicate, e.Seq, "sourceEventSeqs names %d twice", q)
-		}
-		seen[q] = true
-	}
-	for _, q := range e.Sources {
-		if q >= e.Seq {
-			return event.Errorf(event.CodeSourcesNotEarlier, e.Seq, "sourceEventSeqs names %d, not earlier than %d", q, e.Seq)
-		}
-	}
-	return nil
 }
 
 // toolResultReplace is the released rule for a replace by a tool/result

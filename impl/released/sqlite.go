@@ -47,20 +47,10 @@ func ReadSQLite(ctx context.Context, path, id string) (*Log, error) {
 		return nil, err
 	}
 	if id == "" {
-		rows, err := db.QueryContext(ctx, "SELECT id FROM sessions ORDER BY id LIMIT 2")
+		ids, err := sessionIDs(ctx, db)
 		if err != nil {
-			return nil, event.Errorf(event.CodePersistCorrupt, -1, "%v", err)
+			return nil, err
 		}
-		var ids []string
-		for rows.Next() {
-			var s string
-			if err := rows.Scan(&s); err != nil {
-				rows.Close()
-				return nil, event.Errorf(event.CodePersistCorrupt, -1, "%v", err)
-			}
-			ids = append(ids, s)
-		}
-		rows.Close()
 		if len(ids) != 1 {
 			return nil, event.Errorf(event.CodePersistWrongSession, -1, "the database holds %d sessions; name one", len(ids))
 		}
@@ -291,6 +281,11 @@ func SQLiteSessions(ctx context.Context, path string) ([]string, error) {
 	if _, err := checkSchema(ctx, db); err != nil {
 		return nil, err
 	}
+	return sessionIDs(ctx, db)
+}
+
+// sessionIDs lists the ids of the sessions of an open released database.
+func sessionIDs(ctx context.Context, db *sql.DB) ([]string, error) {
 	rows, err := db.QueryContext(ctx, "SELECT id FROM sessions ORDER BY id")
 	if err != nil {
 		return nil, event.Errorf(event.CodePersistCorrupt, -1, "%v", err)
@@ -304,7 +299,10 @@ func SQLiteSessions(ctx context.Context, path string) ([]string, error) {
 		}
 		ids = append(ids, s)
 	}
-	return ids, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, event.Errorf(event.CodePersistCorrupt, -1, "%v", err)
+	}
+	return ids, nil
 }
 
 // checkSchema checks the application id and the schema version.
