@@ -167,15 +167,34 @@ func TestKnownFailures(t *testing.T) {
 	if rep.OK() || len(rep.Stale) != 1 || !strings.Contains(rep.Stale[0], "differently") {
 		t.Fatalf("failing differently was not reported: %v", rep.Stale)
 	}
-	// A "differs:" entry (from a vector's difference tags) accepts any
-	// failure, and is still stale when the vector passes.
-	rep, _ = conformance.Run([]conformance.Vector{broken}, conformance.NewImplMachine(), conformance.Options{KnownFailures: map[string]string{v.ID: conformance.DiffersPrefix + "D2"}})
-	if !rep.OK() {
-		t.Fatalf("a differs: known failure failed the run: %v", rep.Stale)
+	// An entry that names the rows explaining it matches the same failure;
+	// without its digest it matches any results with the same step, op,
+	// outcomes and members (a testee whose results carry wall-clock times).
+	k := conformance.ParseKnown(sig)
+	k.Rows = []string{"D2", "D7"}
+	rep, _ = conformance.Run([]conformance.Vector{broken}, conformance.NewImplMachine(), conformance.Options{KnownFailures: map[string]string{v.ID: k.String()}})
+	if !rep.OK() || !strings.HasPrefix(k.String(), "D2, D7: step ") {
+		t.Fatalf("an entry with rows (%q) failed the run: %v", k.String(), rep.Stale)
 	}
-	rep, _ = conformance.Run([]conformance.Vector{v}, conformance.NewImplMachine(), conformance.Options{KnownFailures: map[string]string{v.ID: conformance.DiffersPrefix + "D2"}})
-	if rep.OK() || len(rep.Stale) != 1 {
-		t.Fatalf("a passing differs: entry was not stale: %v", rep.Stale)
+	k.Failure.Digest = ""
+	rep, _ = conformance.Run([]conformance.Vector{broken}, conformance.NewImplMachine(), conformance.Options{KnownFailures: map[string]string{v.ID: k.String()}})
+	if !rep.OK() {
+		t.Fatalf("an entry without a digest (%q) failed the run: %v", k.String(), rep.Stale)
+	}
+	k.Failure.Digest = "000000000000"
+	rep, _ = conformance.Run([]conformance.Vector{broken}, conformance.NewImplMachine(), conformance.Options{KnownFailures: map[string]string{v.ID: k.String()}})
+	if rep.OK() || len(rep.Stale) != 1 || !strings.Contains(rep.Stale[0], "differently") {
+		t.Fatalf("an entry with another digest matched: %v", rep.Stale)
+	}
+	k.Failure.Digest = ""
+	rep, _ = conformance.Run([]conformance.Vector{v}, conformance.NewImplMachine(), conformance.Options{KnownFailures: map[string]string{v.ID: k.String()}})
+	if rep.OK() || len(rep.Stale) != 1 || !strings.Contains(rep.Stale[0], "passes") {
+		t.Fatalf("a passing vector listed without a digest was not stale: %v", rep.Stale)
+	}
+	// The old form that accepted any failure is gone: it predicts nothing.
+	rep, _ = conformance.Run([]conformance.Vector{broken}, conformance.NewImplMachine(), conformance.Options{KnownFailures: map[string]string{v.ID: "differs: D2"}})
+	if rep.OK() {
+		t.Fatal("a differs: entry, which predicts no outcome, was accepted")
 	}
 	// The same step and op, both answers successes, but different ones:
 	// that is failing differently too.

@@ -307,7 +307,7 @@ func (m *Machine) compaction(s Step) (Result, error) {
 		if s.Start == nil || s.End == nil {
 			return Result{}, protocolError("compact_begin without start and end")
 		}
-		os = ops.Step{Kind: ops.KindBegin, Start: *s.Start, End: *s.End, Snap: s.Snap, V2: s.Vocabulary == "compaction"}
+		os = ops.Step{Kind: ops.KindBegin, Start: *s.Start, End: *s.End, Snap: s.Snap, V2: s.Vocabulary == "compaction", Concurrent: s.Concurrent}
 	case "compact_commit":
 		os = ops.Step{Kind: ops.KindCommit, Blocks: s.Summary, MaxTokens: s.MaxTokens, Plain: s.Plain}
 		if s.Provider != nil {

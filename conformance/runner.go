@@ -98,7 +98,9 @@ func (r *Report) Level() string {
 // Options of a run.
 type Options struct {
 	Filter Filter
-	// KnownFailures maps a vector id to its expected failure signature.
+	// KnownFailures maps a vector id to its expected failure (ParseKnown):
+	// a signature, with or without its digest, perhaps after the rows of
+	// spec/DIFFERENCES.md that explain it.
 	KnownFailures map[string]string
 	// Progress, when set, gets a progress line now and then.
 	Progress io.Writer
@@ -175,7 +177,7 @@ func Run(vectors []Vector, t Testee, opts Options) (*Report, error) {
 			rep.Stale = append(rep.Stale, fmt.Sprintf("%s: listed as a known failure but passes", id))
 		case o.Status == StatusSkipped:
 			rep.Stale = append(rep.Stale, fmt.Sprintf("%s: listed as a known failure but was skipped", id))
-		case o.Signature != sig && !strings.HasPrefix(sig, DiffersPrefix):
+		case !ParseKnown(sig).Matches(o.Signature):
 			rep.Stale = append(rep.Stale, fmt.Sprintf("%s: fails differently: %s (listed: %s)", id, o.Signature, sig))
 		default:
 			rep.Known[id] = true
@@ -272,13 +274,13 @@ func signature(i int, op string, want, got Result) string {
 	w, _ := json.Marshal(normalize(want))
 	g, _ := json.Marshal(normalize(got))
 	sum := sha256.Sum256(append(append(w, 0), g...))
-	sig := fmt.Sprintf("step %d %s: want %s, got %s", i, op, short(want), short(got))
-	if short(want) == short(got) {
+	f := Failure{Step: i, Op: op, Want: short(want), Got: short(got), Digest: fmt.Sprintf("%x", sum[:6])}
+	if f.Want == f.Got {
 		// The same outcome, different details: name the members that
 		// differ, so the line never reads "want X, got X".
-		sig += " (" + strings.Join(differing(want, got), ", ") + " differ)"
+		f.Differ = differing(want, got)
 	}
-	return fmt.Sprintf("%s [%x]", sig, sum[:6])
+	return f.String()
 }
 
 // differing lists the members of two results whose values differ.
@@ -420,12 +422,6 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	return enc.Encode(suite)
 }
 
-// DiffersPrefix starts the signature of a known failure taken from a
-// vector's difference tags ("differs: D2, D32"): the vector is expected to
-// fail, in any way (conformance known-failures writes such files for the
-// seed system).
-const DiffersPrefix = "differs: "
-
 // KnownFailures is the form of a known-failures file.
 type KnownFailures struct {
 	Comment  string            `json:"$comment,omitempty"`
@@ -480,4 +476,17 @@ func FailuresOf(path string) (map[string]bool, error) {
 		}
 	}
 	return ids, nil
+}
+
+// ReadReport reads a report written with --format json.
+func ReadReport(path string) (*Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("%s is not a JSON report: %w", path, err)
+	}
+	return &rep, nil
 }

@@ -73,6 +73,10 @@ type Step struct {
 	End        *int64 `json:"end,omitempty"`
 	Snap       bool   `json:"snap,omitempty"`
 	Vocabulary string `json:"vocabulary,omitempty"`
+	// Concurrent allows appends between a compact/* compaction's begin
+	// and its commit (an option of this library: the seed system's commit
+	// is then refused, COMP-5).
+	Concurrent bool `json:"concurrent,omitempty"`
 	// compact_commit: the summary blocks and the summariser.
 	Summary   []json.RawMessage `json:"summary,omitzero"` // an empty list is sent: COMP-9 refuses it
 	Provider  *string           `json:"provider,omitempty"`

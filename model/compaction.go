@@ -22,6 +22,7 @@ type Op struct {
 	Shadowed   []int64
 	TokenCount int
 	V2         bool   // the compaction/* vocabulary
+	Concurrent bool   // appends between begin and commit allowed (compact/*)
 	ID         string // its compactionId
 	Turn       string // the start event's turn (a number, or null)
 	Finished   bool
@@ -259,6 +260,10 @@ func (op *Op) endData(errText string) (event.Type, string) {
 	return event.TypeCompactEnd, fmt.Sprintf(`{"turn":%s`, op.Turn) + tail
 }
 
+// LogChangedText is the end event's error of a compact/* commit after
+// something else was appended (COMP-5), the seed system's text.
+const LogChangedText = "compaction: session log changed during summarization"
+
 // preamble and the tags frame a summary in its user/message (COMP-11).
 const (
 	preamble = "This is an automatically generated checkpoint condensing an earlier span of the conversation to free up context. Treat the captured context as established background and build on it without restating it. Continue the task directly from the messages that follow, without acknowledging this checkpoint."
@@ -301,6 +306,16 @@ func (s *Session) Commit(op *Op, summary []json.RawMessage, provider, model stri
 		return nil, err
 	}
 	op.Finished = true
+	if !op.V2 && !op.Concurrent && int64(len(s.log)) != op.StartSeq+1 {
+		// The seed system's compact/* commit: any append since the start
+		// event voids the summary.
+		t, d := op.endData(LogChangedText)
+		end, err := s.Append(t, json.RawMessage(d), nil)
+		if err != nil {
+			return nil, err
+		}
+		return []event.Event{end}, compErr(event.CodeCompactionLogChanged, "log changed")
+	}
 	st := s.derive()
 	i := slices.Index(st.Surface, op.Shadowed[0])
 	if i < 0 || i+len(op.Shadowed) > len(st.Surface) || !slices.Equal(st.Surface[i:i+len(op.Shadowed)], op.Shadowed) {

@@ -118,7 +118,10 @@ func (f *JSONLFile) readHeader(line []byte) error {
 		if version[0] != '-' && (version[0] < '0' || version[0] > '9') {
 			return notOurs("the version is not a number")
 		}
-		return event.Errorf(event.CodePersistFormatVersion, -1, "session format version %s; only 0 is read", version)
+		var v float64 // as JSON.parse reads it: 0.0, 0e0 and -0 are 0
+		if json.Unmarshal(version, &v) != nil || v != 0 {
+			return event.Errorf(event.CodePersistFormatVersion, -1, "session format version %s; only 0 is read", version)
+		}
 	}
 	var h struct {
 		ID         string `json:"id"`

@@ -7,6 +7,7 @@ package spec
 import (
 	_ "embed"
 	"regexp"
+	"strings"
 )
 
 //go:embed README.md
@@ -61,3 +62,20 @@ func Differences() []Difference {
 	}
 	return out
 }
+
+// ReleasedTypes returns the types the released seed system knows (REL-2),
+// as listed in spec/README.md between the released-types markers.
+func ReleasedTypes() []string {
+	i := strings.Index(Markdown, "<!-- released-types -->")
+	j := strings.Index(Markdown, "<!-- /released-types -->")
+	if i < 0 || j < i {
+		return nil
+	}
+	var out []string
+	for _, m := range releasedType.FindAllStringSubmatch(Markdown[i:j], -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+var releasedType = regexp.MustCompile("`([a-z][a-z0-9/-]*)`")

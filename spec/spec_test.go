@@ -129,3 +129,32 @@ func TestErrorSummaries(t *testing.T) {
 		t.Errorf("%d of %d codes found in errors.json", seen, len(want))
 	}
 }
+
+// TestReleasedTypes: the spec lists the released vocabulary's 48 types,
+// once each, sorted as the released system's generated list is.
+func TestReleasedTypes(t *testing.T) {
+	types := spec.ReleasedTypes()
+	if len(types) != 48 {
+		t.Fatalf("%d released types listed: %v", len(types), types)
+	}
+	seen := map[string]bool{}
+	for i, ty := range types {
+		if seen[ty] {
+			t.Errorf("%s listed twice", ty)
+		}
+		seen[ty] = true
+		if i > 0 && types[i-1] > ty {
+			t.Errorf("%s listed after %s", ty, types[i-1])
+		}
+	}
+	for _, want := range []string{"session/end-seed", "team/task", "user/message", "web/deepseek-search-llm-request"} {
+		if !seen[want] {
+			t.Errorf("%s missing", want)
+		}
+	}
+	for _, not := range []string{"context/message", "steering/message", "compact/start", "prompt/blocked"} {
+		if seen[not] {
+			t.Errorf("%s listed", not)
+		}
+	}
+}

@@ -15,6 +15,7 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
 
 	"flag"
 	"fmt"
@@ -423,10 +424,21 @@ func coverageCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// knownFailuresCmd prints, as a known-failures file, the vectors the seed
-// system is expected to fail, from their difference tags.
+// listFlag is a flag that may be given several times.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// knownFailuresCmd prints a seed system's known-failures file: the
+// committed one, or (--explain) one built from reports of runs of it, each
+// failure with the row of spec/DIFFERENCES.md that explains it.
 func knownFailuresCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("known-failures", flag.ContinueOnError)
+	seed := fs.String("seed", conformance.SeedB736, "the seed system: "+strings.Join(conformance.SeedSystems, " or "))
+	var reports listFlag
+	fs.Var(&reports, "explain", "build the file from this --format json report of a run of the seed system (repeat for several runs: a digest that differs between them is left out)")
+	out := fs.String("out", "", "write the file here instead of stdout")
 	if code := parse(fs, "known-failures", args, stderr); code >= 0 {
 		return code
 	}
@@ -434,18 +446,51 @@ func knownFailuresCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "conformance known-failures: takes no operands")
 		return 2
 	}
-	vectors, err := conformance.Embedded()
-	if err != nil {
-		fmt.Fprintln(stderr, err)
+	if !slices.Contains(conformance.SeedSystems, *seed) {
+		fmt.Fprintf(stderr, "conformance known-failures: --seed %q: want %s\n", *seed, strings.Join(conformance.SeedSystems, " or "))
 		return 2
 	}
-	k := conformance.KnownFailures{Comment: "The vectors the seed system is expected to fail: their differences tags (spec/DIFFERENCES.md). Written by `conformance known-failures`; a differs: signature accepts any failure.", Failures: map[string]string{}}
-	for _, v := range vectors {
-		if len(v.Differences) > 0 {
-			k.Failures[v.ID] = conformance.DiffersPrefix + strings.Join(v.Differences, ", ")
+	var k conformance.KnownFailures
+	if len(reports) == 0 {
+		var err error
+		if k, err = conformance.SeedKnownFailures(*seed); err != nil {
+			fmt.Fprintln(stderr, "conformance known-failures:", err)
+			return 2
+		}
+	} else {
+		vectors, err := conformance.Embedded()
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		var reps []*conformance.Report
+		for _, path := range reports {
+			rep, err := conformance.ReadReport(path)
+			if err != nil {
+				fmt.Fprintln(stderr, "conformance known-failures:", err)
+				return 2
+			}
+			reps = append(reps, rep)
+		}
+		var problems []string
+		k, problems = conformance.ExplainReports(*seed, vectors, reps)
+		if len(problems) > 0 {
+			fmt.Fprintf(stderr, "conformance known-failures: %d failures not explained (add a rule to conformance/explain.go, or a row to spec/DIFFERENCES.md):\n", len(problems))
+			for _, p := range problems {
+				fmt.Fprintln(stderr, "  "+p)
+			}
+			return 1
 		}
 	}
 	b, _ := json.MarshalIndent(k, "", "  ")
-	fmt.Fprintln(stdout, string(b))
+	b = append(b, '\n')
+	if *out != "" {
+		if err := os.WriteFile(*out, b, 0o644); err != nil {
+			fmt.Fprintln(stderr, "conformance known-failures:", err)
+			return 2
+		}
+		return 0
+	}
+	stdout.Write(b)
 	return 0
 }

@@ -17,7 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/surfacelog/surface/conformance"
@@ -61,69 +60,21 @@ func main() {
 	report(all)
 }
 
-// shows maps each row of spec/DIFFERENCES.md that a vector can show to
-// the id prefixes of the vectors that show it. The rows no vector can show
-// (performance, stores, files) are listed in conformance.NoVector.
-var shows = map[string][]string{
-	"D1":  {"surface.edge.replace.incomplete", "surface.edge.seed.seq_gap"},
-	"D2":  {"surface.precision.order.", "surface.precision.sources.check_order", "surface.precision.seed.log_order"},
-	"D3":  {"surface.edge.data.missing_field", "surface.edge.data.wrong_kind", "surface.edge.data.not_object", "surface.edge.data.bad_block", "surface.precision.data.integer_kind"},
-	"D4":  {"surface.edge.derive.provenance"},
-	"D5":  {"surface.edge.append.legacy_type"},
-	"D6":  {"surface.precision.data.number_extremes"},
-	"D7":  {"surface.edge.data.unsafe_integer", "surface.edge.data.out_of_range", "surface.precision.integers.", "surface.precision.data.integer_kind_range"},
-	"D8":  {"surface.edge.fork.open_turn", "surface.edge.fork.out_of_range"},
-	"D12": {"repair.shadowed_call", "persist.crash_reopen.shadowed_call"},
-	"D13": {"persist.store.jsonl.complete_last_line_breaks_a_rule", "persist.store.jsonl.corrupt_middle_line"},
-	"D16": {"persist.store.jsonl.torn_"},
-	"D17": {"persist.store.jsonl.not_a_session", "persist.store.sqlite.not_a_session"},
-	"D20": {"surface.vocabulary.register.", "surface.vocabulary.ignorable."},
-	"D21": {"compaction.commit.vocabulary_compaction", "compaction.commit.framed_v2"},
-	"D22": {"compaction.balance.cuts", "repair.precision.result_without_call"},
-	"D23": {"compaction.begin.no_turn"},
-	"D26": {"persist.store.sqlite.new_database", "persist.store.sqlite.loads"},
-	"D28": {"persist.store.jsonl.fork_incomplete", "persist.store.sqlite.fork_incomplete"},
-	"D31": {"persist.store.jsonl.wrong_session", "persist.store.jsonl.header_invalid", "persist.store.sqlite.header_invalid"},
-	"D24": {"compaction.regression.crash_between_start_and_end", "repair.open_compaction", "persist.crash_reopen.open_compaction", "surface.vocabulary.seed_system.bracket_crashed"},
-	"D29": {"strict."},
-	"D30": {"compaction.commit.summary_invalid", "compaction.commit.bad_summary"},
-	"D33": {"compaction.commit.not_smaller"},
-	"D36": {"compaction.abort.reason"},
-	"D37": {"released.open."},
-	"D38": {"released.open.header"},
-	"D39": {"released.open.types"},
-	"D40": {"released.open.loads", "released.open.identified_messages", "released.open.converted"},
-	"D41": {"released.open.tool_result_rewrite"},
-	"D42": {"released.open.converted"},
-	"D44": {"released.open.negative_time"},
-	"D45": {"released.open.loads"},
+// differencesOf returns the rows of spec/DIFFERENCES.md that explain the
+// seed systems' recorded failures of v (conformance/seed/*.json, written
+// from runs of the seed systems themselves by `conformance known-failures
+// --explain`): tags from evidence, never from names.
+func differencesOf(v conformance.Vector) []string {
+	return seedRows[v.ID]
 }
 
-// differencesOf returns the rows v shows: by its id (shows), and D32 for
-// a plain commit, which the seed system cannot make.
-func differencesOf(v conformance.Vector) []string {
-	var out []string
-	for row, prefixes := range shows {
-		for _, p := range prefixes {
-			if strings.HasPrefix(v.ID, p) {
-				out = append(out, row)
-				break
-			}
-		}
+var seedRows = func() map[string][]string {
+	rows, err := conformance.SeedRows()
+	if err != nil {
+		log.Fatal(err)
 	}
-	for _, st := range v.Steps {
-		if st.Plain {
-			out = append(out, "D32")
-			break
-		}
-	}
-	slices.SortFunc(out, func(a, b string) int {
-		x, _ := strconv.Atoi(a[1:])
-		y, _ := strconv.Atoi(b[1:])
-		return x - y
-	})
-	return out
-}
+	return rows
+}()
 
 func report(all []conformance.Vector) {
 	byRule, byCode := conformance.Coverage(all)
@@ -390,7 +341,9 @@ func repairs() []conformance.Vector {
 		for _, id := range ids {
 			b = append(b, `{"type":"tool-call","id":"`+id+`","name":"x","arguments":"{}"}`)
 		}
-		return ap(event.TypeAssistantMessage, `{"turn":7,"step":2,"content":[`+strings.Join(b, ",")+`]}`, app())
+		// With the provenance the seed system requires of a loaded
+		// assistant message (D4), so that it reaches repair.
+		return ap(event.TypeAssistantMessage, `{"turn":7,"step":2,"content":[`+strings.Join(b, ",")+`],"provenance":{"provider":"p","model":"m"}}`, app())
 	}
 	call := func(id string) ops.Step {
 		return ap(event.TypeToolCall, `{"turn":7,"step":2,"callId":"`+id+`","name":"x","arguments":"{}"}`, nil)
@@ -445,6 +398,8 @@ func begin(start, end int64, how ...string) conformance.Step {
 			st.Snap = true
 		case "v2":
 			st.Vocabulary = "compaction"
+		case "concurrent":
+			st.Concurrent = true
 		}
 	}
 	return st
@@ -548,7 +503,13 @@ func compactions() []conformance.Vector {
 		{"regression.pending_call_never_folded", "a compaction never folds a pending tool call: refused, snapped before it, and the selection stops before it", with(toolTurn(), pendingCall(), steps(balance(9, false), balance(9, true), begin(1, 9), keepLast(0), begin(1, 9, "snap"), commit("before the pending call")))},
 		{"regression.second_compaction_keeps_first", "a second compaction whose range includes the first summary keeps everything the first kept", with(toolTurn(), steps(begin(1, 7), commit("first")), conformance.FromOps([]ops.Step{ap(event.TypeUserMessage, user, app())}), steps(begin(11, 13), commit("second")))},
 		{"regression.crash_between_start_and_end", "a crash between a compaction's start and end: resume ends it with error interrupted (and the turn), the lost operation cannot commit, and the lock is free", with(toolTurn(), steps(begin(1, 7), conformance.Step{Op: "crash_reopen"}, commit("the operation was lost"), begin(1, 7), begin(1, 7, "v2"), commit("after resume")))},
-		{"commit.range_changed", "a prune inside the range between begin and commit: the compaction ends with the error compaction.range_changed", with(toolTurn(), steps(begin(1, 7), prune(5), commit("too late"), begin(1, 7)))},
+		{"commit.range_changed", "a prune inside the range between begin and commit of a compaction that allows concurrent appends: the compaction ends with the error compaction.range_changed", with(toolTurn(), steps(begin(1, 7, "concurrent"), prune(5), commit("too late"), begin(1, 7)))},
+		{"commit.range_changed_v2", "the same in the compaction/* vocabulary, which always allows concurrent appends", with(toolTurn(), steps(begin(1, 7, "v2"), prune(5), commit("too late"), begin(1, 7)))},
+		{"commit.log_changed", "a compact/* commit after another append since begin (a step/start while the summary was written): the seed system's end event \"compaction: session log changed during summarization\", compaction.log_changed, nothing replaced, the lock free", with(bigTurn(), steps(begin(1, 2)), conformance.FromOps([]ops.Step{ap(event.TypeStepStart, `{"turn":1,"step":2}`, nil)}), steps(framed("a long prompt and its answer"), begin(1, 2), framed("a long prompt and its answer")))},
+		{"commit.log_changed_allowed", "the same append under a compaction that allows concurrent appends (and one in the compaction/* vocabulary): committed, the appended event kept before the records", with(bigTurn(), steps(begin(1, 2, "concurrent")), conformance.FromOps([]ops.Step{ap(event.TypeStepStart, `{"turn":1,"step":2}`, nil)}), steps(framed("a long prompt and its answer")))},
+		{"begin.locked_earlier_turn", "a compact/start left open in an earlier, closed turn (written by a system that does not repair it) still holds the lock in a later turn (COMP-2); the seed system's lock scan stops at the turn boundary", with(conformance.FromOps([]ops.Step{
+			ap(event.TypeTurnStart, turnStart, nil), ap(event.TypeUserMessage, user, app()), ap(event.TypeCompactStart, `{"turn":1}`, nil), ap(event.TypeTurnEnd, turnEnd, nil),
+			ap(event.TypeTurnStart, `{"turn":2,"trigger":{"kind":"message"}}`, nil), ap(event.TypeUserMessage, user, app())}), steps(begin(5, 5), conformance.Step{Op: "repair"}, begin(5, 5)))},
 		{"commit.finished", "commit and abort after the end, and without a begin", with(toolTurn(), steps(commit("nothing begun"), begin(1, 1), commit("the prompt"), commit("again"), abort("again")))},
 		{"commit.bad_summary", "a summary block without a type is refused before anything is appended; the compaction stays open", with(toolTurn(), steps(begin(1, 1), conformance.Step{Op: "compact_commit", Summary: []json.RawMessage{json.RawMessage(`{"text":"no type"}`)}}, commit("ok now")))},
 		{"commit.summary_invalid", "a summary providers would refuse in a user message (empty, a tool-call or tool-result block, an unknown type, a text block without text) is refused before anything is appended; the compaction stays open", with(toolTurn(), steps(begin(1, 1),

@@ -71,15 +71,22 @@ func stores() []conformance.Vector {
 		{"rule_broken", "STORE-3: a stored log that breaks a rule of the surface is refused with that rule's code, and no session is made", []conformance.Step{
 			open(file(header(""), u(0), u(2))), exact,
 			open(file(header(""), u(0), line(1, "user/message", user, `,"surfaceOp":{"op":"replace","start":5,"end":5},"sourceEventSeqs":[5]`)))}, []string{"STORE-3"}},
-		{"format_version", "STORE-1: the header's version must be exactly the integer 0: 1, -1 and 0.5 are persist.format_version; the file is left as it was", []conformance.Step{
+		{"format_version", "STORE-1: the header's version must be the number 0 as JSON.parse reads it: 1, -1, 0.5 and 1e-400's neighbour 1e-300 are persist.format_version and the file is left as it was; 0.0, 0e0 and -0 are 0 and load", []conformance.Step{
 			open(file(strings.Replace(header(""), `"version":0`, `"version":1`, 1), u(0))), exact,
 			open(file(strings.Replace(header(""), `"version":0`, `"version":-1`, 1))),
-			open(file(strings.Replace(header(""), `"version":0`, `"version":0.5`, 1)))}, []string{"STORE-1"}},
-		{"not_a_session", "STORE-1, STORE-9: an empty file, a first line without its newline, a first line that is not a session header, or a header whose version is not a number is persist.not_a_session, and the file is left byte for byte", []conformance.Step{
+			open(file(strings.Replace(header(""), `"version":0`, `"version":0.5`, 1))),
+			open(file(strings.Replace(header(""), `"version":0`, `"version":1e-300`, 1))),
+			open(file(strings.Replace(header(""), `"version":0`, `"version":0.0`, 1), u(0))),
+			open(file(strings.Replace(header(""), `"version":0`, `"version":0e0`, 1), u(0))),
+			open(file(strings.Replace(header(""), `"version":0`, `"version":-0`, 1), u(0))), appendUser, show}, []string{"STORE-1"}},
+		{"not_a_session", "STORE-1, STORE-9: an empty file, a first line without its newline, a first line that is not a session header, or a header whose version is not a JSON number (the string \"0\", null, true, an object) is persist.not_a_session, and the file is left byte for byte", []conformance.Step{
 			open(raw("")), exact,
 			open(raw(header(""))), exact,
 			open(file(`{"hello":"world"}`, u(0))), exact,
-			open(file(strings.Replace(header(""), `"version":0`, `"version":"0"`, 1))), exact}, []string{"STORE-1", "STORE-9"}},
+			open(file(strings.Replace(header(""), `"version":0`, `"version":"0"`, 1))), exact,
+			open(file(strings.Replace(header(""), `"version":0`, `"version":null`, 1))), exact,
+			open(file(strings.Replace(header(""), `"version":0`, `"version":true`, 1))), exact,
+			open(file(strings.Replace(header(""), `"version":0`, `"version":{"v":0}`, 1))), exact}, []string{"STORE-1", "STORE-9"}},
 		{"wrong_session", "STORE-15: opening a file with the header of another session is persist.wrong_session, and nothing is written beside it either (its torn tail is not quarantined)", []conformance.Step{
 			openAs("s2", raw(good+torn), nil), exact}, []string{"STORE-15", "STORE-8"}},
 		{"header_invalid", "STORE-15: a store is opened with a header whose id is a non-empty string", []conformance.Step{

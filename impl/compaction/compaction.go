@@ -40,6 +40,7 @@ type options struct {
 	estimate   Estimator
 	unframed   bool
 	unchecked  bool
+	concurrent bool
 }
 
 // The framing of a summary in the user/message that replaces the range
@@ -62,6 +63,21 @@ func WithoutFraming() Option { return func(o *options) { o.unframed = true } }
 // not smaller than the shadowed nodes' (COMP-11). The seed system always
 // checks.
 func WithoutSizeCheck() Option { return func(o *options) { o.unchecked = true } }
+
+// WithConcurrentAppends lets other events be appended between Begin and
+// Commit of a CompactEvents compaction: Commit then checks only that the
+// shadowed nodes are still the range (compaction.range_changed). Without
+// it, a CompactEvents commit after any other append since the start event
+// ends the compaction with the seed system's error "compaction: session
+// log changed during summarization" and returns compaction.log_changed
+// (COMP-5), as the seed system's b736889ac7 commit does. The
+// CompactionEvents vocabulary always allows them, as the seed system's
+// later versions do.
+func WithConcurrentAppends() Option { return func(o *options) { o.concurrent = true } }
+
+// LogChangedText is the end event's error of a CompactEvents commit after
+// another append (COMP-5): the seed system's text.
+const LogChangedText = "compaction: session log changed during summarization"
 
 // WithVocabulary chooses the records' vocabulary (default CompactEvents).
 func WithVocabulary(v Vocabulary) Option { return func(o *options) { o.vocabulary = v } }
@@ -129,6 +145,9 @@ type Operation struct {
 	tokensBefore int
 }
 
+// Session is the session the compaction belongs to.
+func (op *Operation) Session() *session.Session { return op.s }
+
 // report tells the session's observer, if any, that op ended.
 func (op *Operation) report(ctx context.Context, outcome string, err error) {
 	obs := op.s.Observer()
@@ -182,7 +201,7 @@ func begin(ctx context.Context, s *session.Session, opts []Option, choose func(*
 			return nil, err
 		}
 		if t.open != nil {
-			return nil, event.Errorf(event.CodeCompactionLocked, -1, "compaction: the compaction started at %d is still open", t.open.seq)
+			return nil, event.Errorf(event.CodeCompactionLocked, -1, "the compaction started at %d is still open", t.open.seq)
 		}
 		seqs := tx.Surface()
 		op.Start, op.End = seqs.At(first), seqs.At(last)
@@ -379,6 +398,9 @@ func (op *Operation) Commit(ctx context.Context, summary []json.RawMessage, meta
 		if err := t.endedElsewhere(op); err != nil {
 			return nil, err
 		}
+		if o.vocabulary == CompactEvents && !o.concurrent && int64(tx.Len()) != op.StartSeq+1 {
+			return nil, event.Errorf(event.CodeCompactionLogChanged, -1, "session log changed during summarization: %d events appended since the compaction began at %d", int64(tx.Len())-op.StartSeq-1, op.StartSeq)
+		}
 		if !sameRange(tx, op.Shadowed) {
 			return nil, event.Errorf(event.CodeCompactionRangeChanged, -1, "the nodes %d..%d changed since the compaction began at %d", op.Start, op.End, op.StartSeq)
 		}
@@ -411,8 +433,11 @@ func (op *Operation) Commit(ctx context.Context, summary []json.RawMessage, meta
 		// in the log the compaction happened; without it, it failed.
 		why := string(event.CodeOf(err)) // the rejection's stable code
 		var ee *event.Error
-		if errors.As(err, &ee) && ee.Code == event.CodeCompactionNotSmaller {
+		switch {
+		case errors.As(err, &ee) && ee.Code == event.CodeCompactionNotSmaller:
 			why = ee.Detail // the seed system's own text (COMP-11)
+		case errors.As(err, &ee) && ee.Code == event.CodeCompactionLogChanged:
+			why = LogChangedText // the seed system's own text (COMP-5)
 		}
 		if why == "" {
 			why = err.Error()
@@ -463,7 +488,7 @@ func (op *Operation) stillOpen() error {
 	finished := op.finished
 	op.mu.Unlock()
 	if finished {
-		return event.Errorf(event.CodeCompactionFinished, -1, "compaction: the compaction started at %d was already committed or aborted", op.StartSeq)
+		return event.Errorf(event.CodeCompactionFinished, -1, "the compaction started at %d was already committed or aborted", op.StartSeq)
 	}
 	t := trackerOf(op.s)
 	t.mu.Lock()
@@ -482,7 +507,7 @@ func (op *Operation) stillOpen() error {
 // log is not op's: something else appended its end event (COMP-5).
 func (t *tracker) endedElsewhere(op *Operation) error {
 	if t.open == nil || t.open.seq != op.StartSeq {
-		return event.Errorf(event.CodeCompactionFinished, -1, "compaction: the compaction started at %d was ended by something else (an abort of the lock, a repair)", op.StartSeq)
+		return event.Errorf(event.CodeCompactionFinished, -1, "the compaction started at %d was ended by something else (an abort of the lock, a repair)", op.StartSeq)
 	}
 	return nil
 }
@@ -614,7 +639,7 @@ func checkData(t event.Type, data json.RawMessage) error {
 // string text) or image. Commit checks it; a summariser can check first.
 func CheckSummary(summary []json.RawMessage) error {
 	bad := func(format string, args ...any) error {
-		return event.Errorf(event.CodeCompactionSummaryInvalid, -1, "compaction: the summary "+format, args...)
+		return event.Errorf(event.CodeCompactionSummaryInvalid, -1, "the summary "+format, args...)
 	}
 	if len(summary) == 0 {
 		return bad("is empty")
@@ -667,6 +692,10 @@ func (op *Operation) run(ctx context.Context, summarize Summarizer) (res Result,
 	}()
 	fail := func(why error) (Result, error) {
 		err := fmt.Errorf("compaction started at %d: %w", op.StartSeq, why)
+		if why.Error() == "" {
+			// No dangling ": " after an error without a message.
+			err = fmt.Errorf("compaction started at %d: the summariser failed with an empty error%w", op.StartSeq, why)
+		}
 		if aerr := op.Abort(why); aerr != nil && !errors.Is(aerr, event.CodeCompactionFinished) {
 			return Result{}, errors.Join(err, aerr)
 		}

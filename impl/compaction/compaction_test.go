@@ -249,32 +249,116 @@ func TestSecondCompactionKeepsFirst(t *testing.T) {
 }
 
 // TestRangeChanged: COMP-5. A prune inside the range between Begin and
-// Commit changes the shadowed nodes: Commit ends the compaction with the
-// error compaction.range_changed and replaces nothing.
+// Commit of a compaction that allows other appends (WithConcurrentAppends,
+// or the CompactionEvents vocabulary) changes the shadowed nodes: Commit
+// ends the compaction with the error compaction.range_changed and
+// replaces nothing.
 func TestRangeChanged(t *testing.T) {
-	s := session.New()
-	nodes := conversation(t, s, 1, []string{"a"}, []string{"a"})
-	op, err := compaction.Begin(context.Background(), s, nodes[0], nodes[len(nodes)-1])
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		opts []compaction.Option
+		end  string
+	}{
+		{[]compaction.Option{compaction.WithConcurrentAppends()}, `{"turn":1,"error":"compaction.range_changed"}`},
+		{[]compaction.Option{compaction.WithVocabulary(compaction.CompactionEvents)}, `{"compactionId":"c6","turn":1,"error":"compaction.range_changed"}`},
+	} {
+		s := session.New()
+		nodes := conversation(t, s, 1, []string{"a"}, []string{"a"})
+		op, err := compaction.Begin(context.Background(), s, nodes[0], nodes[len(nodes)-1], c.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := compaction.PruneToolResult(s, nodes[2], []json.RawMessage{raw(`{"type":"text","text":"[pruned]"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		before := s.Surface().Slice()
+		if _, err := op.Commit(context.Background(), summary, compaction.Meta{}); !errors.Is(err, event.CodeCompactionRangeChanged) {
+			t.Fatalf("commit after the range changed: %v", err)
+		}
+		if last := s.Events()[s.Len()-1]; string(last.Data) != c.end {
+			t.Fatalf("the end event is %s %s, want %s", last.Type, last.Data, c.end)
+		}
+		if !slices.Equal(s.Surface().Slice(), before) {
+			t.Fatalf("the surface changed")
+		}
+		if _, open := compaction.InProgress(s); open {
+			t.Fatalf("the lock is still held")
+		}
+		equalsModel(t, s)
 	}
-	if _, err := compaction.PruneToolResult(s, nodes[2], []json.RawMessage{raw(`{"type":"text","text":"[pruned]"}`)}); err != nil {
-		t.Fatal(err)
+}
+
+// TestLogChanged: COMP-5, D60. A CompactEvents commit after any other
+// append since Begin (a step/start, a log-only event, a chunk: nothing
+// near the range) ends the compaction with the seed system's text and
+// compaction.log_changed, replaces nothing and frees the lock; the same
+// appends under WithConcurrentAppends, or in the CompactionEvents
+// vocabulary, commit; an append of nothing (a failed one) changes nothing.
+func TestLogChanged(t *testing.T) {
+	appends := map[string]func(s *session.Session) error{
+		"step/start": func(s *session.Session) error {
+			_, err := s.Append(event.TypeStepStart, json.RawMessage(`{"turn":1,"step":9}`), nil)
+			return err
+		},
+		"a chunk": func(s *session.Session) error {
+			_, err := s.Append(event.TypeAssistantChunk, json.RawMessage(`{"turn":1,"step":9,"chunk":{"type":"text-delta","text":"x"}}`), nil)
+			return err
+		},
+		"a refused append": func(s *session.Session) error {
+			_, err := s.Append(event.TypeStepStart, json.RawMessage(`{"turn":"x"}`), nil)
+			if err == nil {
+				return errors.New("accepted")
+			}
+			return nil
+		},
 	}
-	before := s.Surface().Slice()
-	if _, err := op.Commit(context.Background(), summary, compaction.Meta{}); !errors.Is(err, event.CodeCompactionRangeChanged) {
-		t.Fatalf("commit after the range changed: %v", err)
+	for name, app := range appends {
+		for _, c := range []struct {
+			opts    []compaction.Option
+			changed bool
+		}{
+			{nil, name != "a refused append"},
+			{[]compaction.Option{compaction.WithConcurrentAppends()}, false},
+			{[]compaction.Option{compaction.WithVocabulary(compaction.CompactionEvents)}, false},
+		} {
+			s := session.New()
+			nodes := conversation(t, s, 1, []string{"a"}, []string{"a"})
+			op, err := compaction.Begin(context.Background(), s, nodes[0], nodes[len(nodes)-1], append(c.opts, compaction.WithoutSizeCheck())...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := app(s); err != nil {
+				t.Fatal(err)
+			}
+			before, n := s.Surface().Slice(), s.Len()
+			_, err = op.Commit(context.Background(), summary, compaction.Meta{Provider: "p", Model: "m"})
+			if !c.changed {
+				if err != nil {
+					t.Fatalf("%s, %d options: %v", name, len(c.opts), err)
+				}
+				equalsModel(t, s)
+				continue
+			}
+			if !errors.Is(err, event.CodeCompactionLogChanged) || strings.Contains(err.Error(), "compaction: ") {
+				t.Fatalf("%s: commit after another append: %v", name, err)
+			}
+			if s.Len() != n+1 {
+				t.Fatalf("%s: %d events appended, want the end event only", name, s.Len()-n)
+			}
+			if last := s.Events()[s.Len()-1]; last.Type != event.TypeCompactEnd || string(last.Data) != `{"turn":1,"error":"compaction: session log changed during summarization"}` {
+				t.Fatalf("%s: the end event is %s %s", name, last.Type, last.Data)
+			}
+			if !slices.Equal(s.Surface().Slice(), before) {
+				t.Fatalf("%s: the surface changed", name)
+			}
+			if _, open := compaction.InProgress(s); open {
+				t.Fatalf("%s: the lock is still held", name)
+			}
+			if _, err := op.Commit(context.Background(), summary, compaction.Meta{}); !errors.Is(err, event.CodeCompactionFinished) {
+				t.Fatalf("%s: a second commit: %v", name, err)
+			}
+			equalsModel(t, s)
+		}
 	}
-	if last := s.Events()[s.Len()-1]; last.Type != event.TypeCompactEnd || string(last.Data) != `{"turn":1,"error":"compaction.range_changed"}` {
-		t.Fatalf("the end event is %s %s", last.Type, last.Data)
-	}
-	if !slices.Equal(s.Surface().Slice(), before) {
-		t.Fatalf("the surface changed")
-	}
-	if _, open := compaction.InProgress(s); open {
-		t.Fatalf("the lock is still held")
-	}
-	equalsModel(t, s)
 }
 
 // TestPrune: COMP-7. The record, then a tool/result replacing exactly the

@@ -256,7 +256,7 @@ func (t *tracker) choose(tx session.Tx, policy Policy, opts []SelectOption) (Sel
 	}
 	keep, over := policy.cut(v, cuts)
 	if keep == 0 {
-		return sel, 0, 0, event.Errorf(event.CodeCompactionNothingToCompact, -1, "compaction: nothing to fold: the policy keeps every node, or no allowed cut before the kept ones is balanced")
+		return sel, 0, 0, event.Errorf(event.CodeCompactionNothingToCompact, -1, "nothing to fold: the policy keeps every node, or no allowed cut before the kept ones is balanced")
 	}
 	sel.Range = Range{Start: v.seqs[0], End: v.seqs[keep-1]}
 	sel.Folded, sel.OverBudget = keep, over

@@ -196,7 +196,7 @@ func TestLockHeldAgainstLookAlikeEnds(t *testing.T) {
 	for _, v := range []compaction.Vocabulary{compaction.CompactEvents, compaction.CompactionEvents} {
 		s := session.New()
 		nodes := conversation(t, s, 1, nil, nil)
-		op, err := compaction.Begin(context.Background(), s, nodes[0], nodes[0], compaction.WithVocabulary(v), compaction.WithID("c1"))
+		op, err := compaction.Begin(context.Background(), s, nodes[0], nodes[0], compaction.WithVocabulary(v), compaction.WithID("c1"), compaction.WithConcurrentAppends())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -121,6 +121,8 @@ const (
 	CodeCompactionNothingToCompact Code = "compaction.nothing_to_compact"
 	// CodeCompactionRangeChanged (COMP-5): The shadowed nodes are no longer the range they were at Begin; the compaction was ended with an error.
 	CodeCompactionRangeChanged Code = "compaction.range_changed"
+	// CodeCompactionLogChanged (COMP-5): A compact/* compaction committed after something else was appended to the log since its start event: the compaction ends with the seed system's error "compaction: session log changed during summarization" and nothing is replaced (unless the compaction was begun allowing concurrent appends).
+	CodeCompactionLogChanged Code = "compaction.log_changed"
 	// CodeCompactionNotSmaller (COMP-11): The summary message (framed, unless framing is off) is not smaller than the nodes it would shadow, by the same token estimate: the compaction ends with the error "summary is not smaller than the shadowed content (F estimated framed tokens >= S)" and nothing is replaced.
 	CodeCompactionNotSmaller Code = "compaction.not_smaller"
 	// CodeCompactionFinished (COMP-5): Commit or Abort on a compaction that was already committed or aborted.
@@ -197,6 +199,7 @@ var allCodes = []Code{
 	CodeCompactionUnbalanced,
 	CodeCompactionNothingToCompact,
 	CodeCompactionRangeChanged,
+	CodeCompactionLogChanged,
 	CodeCompactionNotSmaller,
 	CodeCompactionFinished,
 	CodeCompactionSummaryInvalid,
@@ -223,6 +226,7 @@ var allCodes = []Code{
 var CodeRule = map[Code]string{
 	CodeCompactionFinished:         "COMP-5",
 	CodeCompactionLocked:           "COMP-2",
+	CodeCompactionLogChanged:       "COMP-5",
 	CodeCompactionNoTurn:           "COMP-3",
 	CodeCompactionNotPrunable:      "COMP-7",
 	CodeCompactionNotSmaller:       "COMP-11",

@@ -369,9 +369,18 @@ func readHeader(line []byte, path string) (Header, error) {
 		if !event.ValidSyntax(raw["version"]) || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
 			return Header{}, notOurs("its header's version is not a number")
 		}
-		return Header{}, event.Errorf(event.CodePersistFormatVersion, -1, "%s: session format version %s, this build reads exactly %d", path, v, SessionFormatVersion)
+		// The version is read as JSON.parse reads it (STORE-1): 0.0, 0e0
+		// and -0 are 0.
+		if f, err := strconv.ParseFloat(v, 64); err != nil || f != SessionFormatVersion {
+			return Header{}, event.Errorf(event.CodePersistFormatVersion, -1, "%s: session format version %s, this build reads exactly %d", path, v, SessionFormatVersion)
+		}
 	}
 	var h headerLine
+	if string(raw["version"]) != "0" {
+		// 0.0, 0e0, -0: the value 0, which an int field refuses.
+		raw["version"] = json.RawMessage("0")
+		line, _ = json.Marshal(raw)
+	}
 	if err := json.Unmarshal(line, &h); err != nil {
 		return Header{}, event.Errorf(event.CodePersistCorrupt, -1, "%s: line 1: the session header is malformed: %v", path, err)
 	}

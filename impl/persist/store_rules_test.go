@@ -355,15 +355,35 @@ func TestOneLiveSessionPerStore(t *testing.T) {
 	src.Close(context.Background())
 }
 
-// TestVersionsPinned: STORE-1 and STORE-5 accept exactly one version.
+// TestVersionsPinned: STORE-1 and STORE-5 accept exactly one version: for
+// JSONL the number 0 as JSON.parse reads it, however it is written, and
+// nothing that is not a number.
 func TestVersionsPinned(t *testing.T) {
 	requireSQLite(t)
 	dir := t.TempDir()
-	for _, v := range []string{"-1", "1", "5", "0.5", "1e0", "-0"} {
+	for _, v := range []string{"-1", "1", "5", "0.5", "1e0", "1e-300", "-0.1"} {
 		p := writeFile(t, dir, "v"+v+".jsonl", `{"type":"session","version":`+v+`,"id":"x","createdAt":1}`+"\n")
 		if _, err := OpenJSONL(context.Background(), p, hdr("x")); !errors.Is(err, event.CodePersistFormatVersion) {
 			t.Errorf("JSONL version %s: %v, want persist.format_version", v, err)
 		}
+	}
+	for _, v := range []string{`"0"`, "null", "true", "[0]", `{"v":0}`} {
+		p := writeFile(t, dir, "n"+strconv.Itoa(len(v))+v[:1]+".jsonl", `{"type":"session","version":`+v+`,"id":"x","createdAt":1}`+"\n")
+		if _, err := OpenJSONL(context.Background(), p, hdr("x")); !errors.Is(err, event.CodePersistNotASession) {
+			t.Errorf("JSONL version %s: %v, want persist.not_a_session", v, err)
+		}
+	}
+	for i, v := range []string{"0.0", "0e0", "-0", "0E+2", "-0.000"} {
+		p := writeFile(t, dir, "z"+strconv.Itoa(i)+".jsonl", `{"id":"x","type":"session","version":`+v+`,"createdAt":1,"cwd":"/0.0"}`+"\n")
+		st, err := OpenJSONL(context.Background(), p, hdr("x"))
+		if err != nil {
+			t.Errorf("JSONL version %s: %v, want it read as 0", v, err)
+			continue
+		}
+		if h := st.Header(); h.Version != 0 || h.ID != "x" || h.Cwd != "/0.0" || h.CreatedAt != 1 {
+			t.Errorf("JSONL version %s: header read as %+v", v, h)
+		}
+		st.Close(context.Background())
 	}
 	p := writeFile(t, dir, "v0.jsonl", headerLine1)
 	st, err := OpenJSONL(context.Background(), p, hdr("x"))

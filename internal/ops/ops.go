@@ -67,6 +67,9 @@ type Step struct {
 	// the compaction/* vocabulary. Balance: After asks for the cut after.
 	Start, End int64
 	Snap, V2   bool
+	// Concurrent: a compact/* compaction allows appends between begin
+	// and commit (else its commit is compaction.log_changed).
+	Concurrent bool
 	After      bool
 	// Commit: the summary (or Prune: the new content) and the summariser.
 	Blocks          []json.RawMessage
@@ -98,7 +101,7 @@ func (s Step) String() string {
 	case KindProvenance:
 		return fmt.Sprintf("provenance of %d", s.Seq)
 	case KindBegin:
-		return fmt.Sprintf("compact_begin %d..%d snap=%v v2=%v", s.Start, s.End, s.Snap, s.V2)
+		return fmt.Sprintf("compact_begin %d..%d snap=%v v2=%v concurrent=%v", s.Start, s.End, s.Snap, s.V2, s.Concurrent)
 	case KindCommit:
 		return fmt.Sprintf("compact_commit %d blocks", len(s.Blocks))
 	case KindPrune:
@@ -299,6 +302,9 @@ func (d *Impl) Begin(s Step) ([]event.Event, error) {
 	if s.V2 {
 		opts = append(opts, compaction.WithVocabulary(compaction.CompactionEvents))
 	}
+	if s.Concurrent {
+		opts = append(opts, compaction.WithConcurrentAppends())
+	}
 	n := d.S.Len()
 	op, err := compaction.Begin(context.Background(), d.S, s.Start, s.End, opts...)
 	if err != nil {
@@ -468,6 +474,7 @@ func (d *Model) Begin(s Step) ([]event.Event, error) {
 	if err != nil {
 		return nil, err
 	}
+	op.Concurrent = s.Concurrent
 	d.op = op
 	return d.S.Events()[n:], nil
 }
