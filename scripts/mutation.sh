@@ -19,6 +19,11 @@ names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
   for p in scripts/mutants/*.patch; do names+=("$(basename "$p" .patch)"); done
 fi
+# The copies live outside the repository: tell the tests where the seed
+# testee beside it is (internal/seedtestee looks beside the module root).
+if [ -z "${SEED_TESTEE:-}" ] && [ -x "$root/../shared/tools/seed-testee/run" ]; then
+  export SEED_TESTEE="$root/../shared/tools/seed-testee/run"
+fi
 export RAPID_NOFAILFILE=1 RAPID_CHECKS=${RAPID_CHECKS:-300} RAPID_SHRINKTIME=${RAPID_SHRINKTIME:-2s}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

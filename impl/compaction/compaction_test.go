@@ -498,3 +498,43 @@ func TestPairingIsIncremental(t *testing.T) {
 // plain commits summaries unframed and without the size check (COMP-11),
 // for the tests of the other rules, whose ranges are short.
 var plain = []compaction.Option{compaction.WithoutFraming(), compaction.WithoutSizeCheck()}
+
+// TestErrorTextsSayThingsOnce: a compaction error says its code once, with
+// no "compaction:" prefix after it, and a summariser's error without a
+// message leaves no dangling ": ".
+func TestErrorTextsSayThingsOnce(t *testing.T) {
+	ctx := context.Background()
+	s := session.New()
+	nodes := conversation(t, s, 1, []string{"a"}, []string{"a"})
+	var errs []error
+	op, err := compaction.Begin(ctx, s, nodes[0], nodes[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = compaction.Begin(ctx, s, nodes[0], nodes[0])
+	errs = append(errs, err) // locked
+	_, err = op.Commit(ctx, []json.RawMessage{raw(`{"type":"bogus"}`)}, compaction.Meta{})
+	errs = append(errs, err) // summary_invalid
+	if err := op.Abort(errors.New("")); err != nil {
+		t.Fatal(err)
+	}
+	errs = append(errs, op.Abort(nil)) // finished
+	_, err = compaction.Select(s, compaction.KeepLast(100))
+	errs = append(errs, err) // nothing_to_compact
+	_, err = compaction.Compact(ctx, s, nodes[0], nodes[0], func(context.Context, *compaction.Operation) ([]json.RawMessage, compaction.Meta, error) {
+		return nil, compaction.Meta{}, errors.New("")
+	})
+	errs = append(errs, err) // a summariser's empty error
+	for i, err := range errs {
+		if err == nil {
+			t.Fatalf("%d: no error", i)
+		}
+		msg := err.Error()
+		if strings.Contains(msg, ": compaction:") || strings.HasSuffix(msg, ": ") || strings.HasSuffix(msg, ":") || strings.Contains(msg, ": :") {
+			t.Errorf("%d: %q", i, msg)
+		}
+		if c := event.CodeOf(err); c != "" && strings.Count(msg, string(c)) != 1 {
+			t.Errorf("%d: %q says %s %d times", i, msg, c, strings.Count(msg, string(c)))
+		}
+	}
+}
