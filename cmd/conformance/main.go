@@ -7,7 +7,7 @@
 //	conformance random [flags]             random differential runs against the model (gopter), shrunk on failure
 //	conformance validate FILE...           check a persisted log (JSONL or SQLite) against the spec
 //	conformance coverage                   the rule, error-code and difference coverage of the vectors
-//	conformance known-failures             the vectors the seed system is expected to fail (their D-rows)
+//	conformance known-failures             a seed system's recorded failures, each with its D-row
 //
 // Exit status: 0 pass, 1 failures (or a run that proves nothing: no vector
 // selected, every vector skipped, no core feature), 2 usage or runner error.
@@ -68,7 +68,7 @@ var commands = []struct {
 	{"random", "conformance random [flags]", "random differential runs, implementation against model, shrunk on failure", func() *flag.FlagSet { fs, _ := randomFlags(); return fs }},
 	{"validate", "conformance validate [flags] FILE|POSTGRES-URL...", "check stored logs (JSONL files, SQLite databases, postgres:// URLs) against the spec, read-only", func() *flag.FlagSet { fs, _ := validateFlags(io.Discard); return fs }},
 	{"coverage", "conformance coverage", "the rules, error codes and differences the vectors cover", nil},
-	{"known-failures", "conformance known-failures", "the vectors the seed system is expected to fail, from their difference tags", nil},
+	{"known-failures", "conformance known-failures [flags]", "a seed system's recorded failures, each with the row that explains it; or (--explain) built anew from reports of runs of it", func() *flag.FlagSet { fs, _, _, _ := knownFailuresFlags(); return fs }},
 	{"help", "conformance help", "this list", nil},
 }
 
@@ -430,15 +430,20 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
+func knownFailuresFlags() (*flag.FlagSet, *string, *listFlag, *string) {
+	fs := flag.NewFlagSet("known-failures", flag.ContinueOnError)
+	seed := fs.String("seed", conformance.SeedB736, "the seed system: "+strings.Join(conformance.SeedSystems, " or "))
+	reports := &listFlag{}
+	fs.Var(reports, "explain", "build the file from this --format json report of a run of the seed system (repeat for several runs: a digest that differs between them is left out)")
+	out := fs.String("out", "", "write the file here instead of stdout")
+	return fs, seed, reports, out
+}
+
 // knownFailuresCmd prints a seed system's known-failures file: the
 // committed one, or (--explain) one built from reports of runs of it, each
 // failure with the row of spec/DIFFERENCES.md that explains it.
 func knownFailuresCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("known-failures", flag.ContinueOnError)
-	seed := fs.String("seed", conformance.SeedB736, "the seed system: "+strings.Join(conformance.SeedSystems, " or "))
-	var reports listFlag
-	fs.Var(&reports, "explain", "build the file from this --format json report of a run of the seed system (repeat for several runs: a digest that differs between them is left out)")
-	out := fs.String("out", "", "write the file here instead of stdout")
+	fs, seed, reports, out := knownFailuresFlags()
 	if code := parse(fs, "known-failures", args, stderr); code >= 0 {
 		return code
 	}
@@ -451,7 +456,7 @@ func knownFailuresCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var k conformance.KnownFailures
-	if len(reports) == 0 {
+	if len(*reports) == 0 {
 		var err error
 		if k, err = conformance.SeedKnownFailures(*seed); err != nil {
 			fmt.Fprintln(stderr, "conformance known-failures:", err)
@@ -464,7 +469,7 @@ func knownFailuresCmd(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		var reps []*conformance.Report
-		for _, path := range reports {
+		for _, path := range *reports {
 			rep, err := conformance.ReadReport(path)
 			if err != nil {
 				fmt.Fprintln(stderr, "conformance known-failures:", err)
