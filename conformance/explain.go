@@ -460,6 +460,12 @@ var b736Rules = []Explanation{
 	{"D3", "data of the wrong shape: the seed system checks shapes by TypeScript types only, so it accepts the event (and may throw deriving it)", func(c *failing) bool {
 		return c.op("append") && c.want("event.data_invalid") && c.got("success", "real.accepted_then_derive_threw") && !c.unknownType()
 	}},
+	{"D4", "a seeded assistant/message without {provider, model} provenance before the line the spec refuses: the seed system refuses it first", func(c *failing) bool {
+		return c.op("seed") && c.f.Want != "success" && c.got("event.data_invalid") && c.step.Expect != nil && c.step.Expect.Index != nil &&
+			c.lineBefore(*c.step.Expect.Index, func(typ string, data map[string]json.RawMessage) bool {
+				return typ == "assistant/message" && lacksProviderModel(data["provenance"])
+			})
+	}},
 	{"D4", "a loaded assistant/message without {provider, model} provenance: the seed system refuses it", func(c *failing) bool {
 		return c.op("seed", "repair", "crash_reopen", "store_open", "fork") && c.want("success") && c.got("event.data_invalid") &&
 			c.logHas(func(typ string, data, _ map[string]json.RawMessage) bool {
@@ -514,6 +520,12 @@ var b736Rules = []Explanation{
 	}},
 	{"D59", "a compaction left open in an earlier, closed turn: the seed system's lock scan stops at the turn boundary", func(c *failing) bool {
 		return c.op("compact_begin") && c.want("compaction.locked") && c.got("success") && c.openCompaction()
+	}},
+	{"D64", "a compaction over providers' items, or on history the provider holds: the seed system has no provider items and folds any range", func(c *failing) bool {
+		return c.op("compact_begin", "prune", "compact_select") && c.want("compaction.opaque_items", "compaction.provider_compacted", "compaction.provider_history") && !c.f.failedAsWanted()
+	}},
+	{"D65", "a folded node holding a provider's item: the seed system's meter prices its JSON, opaque payload included", func(c *failing) bool {
+		return c.op("compact_commit", "compact_select") && (c.differ("events") || c.differ("range")) && c.foldsNative()
 	}},
 	{"D36", "an abort with an empty reason: the seed system writes the empty error", func(c *failing) bool {
 		return c.op("compact_abort") && c.differ("events") && c.step.Reason != nil && *c.step.Reason == ""
@@ -733,6 +745,9 @@ func (c *failing) reseeded() bool {
 }
 
 var npmRules = []Explanation{
+	{"D20", "an unknown type appended: the released session's vocabulary is open at append, and refuses unknown types only on load", func(c *failing) bool {
+		return c.op("append") && c.want("event.unknown_type") && c.got("success", "surface.op_forbidden", "surface.sources_forbidden") && c.unknownType()
+	}},
 	{"D20", "a registration: the released vocabulary has no registered types, so registering is a no-op", func(c *failing) bool {
 		return c.op("register") && c.want("vocabulary.invalid") && c.got("success")
 	}},
@@ -908,6 +923,44 @@ func (c *failing) shadowedPendingCall() bool {
 	for _, seq := range calls {
 		if !slices.Contains(st.Surface, seq) {
 			return true
+		}
+	}
+	return false
+}
+
+// failedAsWanted reports whether the outcome got is the one wanted (never,
+// for a failure: a guard that reads as what it is).
+func (f Failure) failedAsWanted() bool { return f.Want == f.Got && len(f.Differ) == 0 }
+
+// lineBefore reports whether a seed line before index has the property.
+func (c *failing) lineBefore(index int, p func(typ string, data map[string]json.RawMessage) bool) bool {
+	for i, t := range c.texts() {
+		if i >= index {
+			break
+		}
+		var e struct {
+			Type string                     `json:"type"`
+			Data map[string]json.RawMessage `json:"data"`
+		}
+		if json.Unmarshal(t, &e) == nil && p(e.Type, e.Data) {
+			return true
+		}
+	}
+	return false
+}
+
+// foldsNative reports whether a surface node of the log before the
+// failing step holds a block with a provider's item (PROV-1).
+func (c *failing) foldsNative() bool {
+	st := c.modelAfter(c.f.Step)
+	for _, m := range st.Messages {
+		for _, b := range m.Content {
+			var blk struct {
+				Native json.RawMessage `json:"native"`
+			}
+			if json.Unmarshal(b, &blk) == nil && blk.Native != nil {
+				return true
+			}
 		}
 	}
 	return false

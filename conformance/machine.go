@@ -307,7 +307,7 @@ func (m *Machine) compaction(s Step) (Result, error) {
 		if s.Start == nil || s.End == nil {
 			return Result{}, protocolError("compact_begin without start and end")
 		}
-		os = ops.Step{Kind: ops.KindBegin, Start: *s.Start, End: *s.End, Snap: s.Snap, V2: s.Vocabulary == "compaction", Concurrent: s.Concurrent}
+		os = ops.Step{Kind: ops.KindBegin, Start: *s.Start, End: *s.End, Snap: s.Snap, V2: s.Vocabulary == "compaction", Concurrent: s.Concurrent, Opaque: s.Opaque}
 	case "compact_commit":
 		os = ops.Step{Kind: ops.KindCommit, Blocks: s.Summary, MaxTokens: s.MaxTokens, Plain: s.Plain}
 		if s.Provider != nil {
@@ -327,7 +327,7 @@ func (m *Machine) compaction(s Step) (Result, error) {
 		}
 		os = ops.Step{Kind: ops.KindPrune, Seq: *s.Seq, Blocks: s.Content}
 	case "compact_select":
-		os = ops.Step{Kind: ops.KindSelect, KeepLast: -1}
+		os = ops.Step{Kind: ops.KindSelect, KeepLast: -1, Opaque: s.Opaque}
 		switch {
 		case s.KeepLast != nil:
 			os.KeepLast = *s.KeepLast

@@ -77,6 +77,10 @@ type Step struct {
 	// and its commit (an option of this library: the seed system's commit
 	// is then refused, COMP-5).
 	Concurrent bool `json:"concurrent,omitempty"`
+	// Opaque says the summariser handles providers' opaque items
+	// (compact_begin), or lets a selection fold them (compact_select):
+	// PROV-4.
+	Opaque bool `json:"opaque,omitempty"`
 	// compact_commit: the summary blocks and the summariser.
 	Summary   []json.RawMessage `json:"summary,omitzero"` // an empty list is sent: COMP-9 refuses it
 	Provider  *string           `json:"provider,omitempty"`

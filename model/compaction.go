@@ -55,6 +55,7 @@ func meterOne(b json.RawMessage) int {
 		Name      string            `json:"name"`
 		Arguments json.RawMessage   `json:"arguments"`
 		Content   []json.RawMessage `json:"content"`
+		Native    json.RawMessage   `json:"native"`
 	}
 	_ = json.Unmarshal(b, &d)
 	switch d.Type {
@@ -70,6 +71,12 @@ func meterOne(b json.RawMessage) int {
 		return ceil4(units(d.Name)) + ceil4(units(args)) + 4
 	case "tool-result":
 		return meterAll(d.Content) + 4
+	}
+	if d.Native != nil { // PROV-7: a provider's item costs its text only
+		if d.Text != nil {
+			return ceil4(units(*d.Text)) + 4
+		}
+		return 4
 	}
 	return ceil4(jsTextUnits(b)) + 4
 }
@@ -184,7 +191,19 @@ func compErr(code event.Code, format string, args ...any) *event.Error {
 // range, the pairing (snapping it inward when snap is set), the lock and
 // the turn, in that order, and appends the start event.
 func (s *Session) Begin(start, end int64, snap, v2 bool, id string) (*Op, error) {
+	return s.BeginItems(start, end, snap, v2, id, false)
+}
+
+// BeginItems is Begin, with opaque saying whether the summariser handles
+// providers' opaque items (PROV-4). Before the range it checks that the
+// provider holds no history (PROV-5); after it, that the range starts
+// after the last provider compaction (PROV-4); after the pairing, that it
+// holds no opaque item unless allowed.
+func (s *Session) BeginItems(start, end int64, snap, v2 bool, id string, opaque bool) (*Op, error) {
 	st := s.derive()
+	if providerHolds(st.Log) {
+		return nil, compErr(event.CodeCompactionProviderHistory, "the provider holds the history")
+	}
 	i, j := slices.Index(st.Surface, start), slices.Index(st.Surface, end)
 	switch {
 	case i < 0:
@@ -193,6 +212,8 @@ func (s *Session) Begin(start, end int64, snap, v2 bool, id string) (*Op, error)
 		return nil, compErr(event.CodeReplaceEndNotOnSurface, "end %d", end)
 	case i > j:
 		return nil, compErr(event.CodeReplaceReversed, "start after end")
+	case i < providerHead(st):
+		return nil, compErr(event.CodeCompactionProviderCompacted, "before a provider compaction")
 	}
 	pend := pendingBefore(st.Log, st.Surface)
 	if pend[i] != 0 || pend[j+1] != 0 {
@@ -207,6 +228,13 @@ func (s *Session) Begin(start, end int64, snap, v2 bool, id string) (*Op, error)
 		}
 		if i > j {
 			return nil, compErr(event.CodeCompactionNothingToCompact, "nothing left")
+		}
+	}
+	if !opaque {
+		for _, q := range st.Surface[i : j+1] {
+			if o, _ := providerItems(st, q); o {
+				return nil, compErr(event.CodeCompactionOpaqueItems, "node %d holds an opaque provider item", q)
+			}
 		}
 	}
 	if _, open := openCompaction(st.Log); open {
@@ -419,6 +447,9 @@ func (s *Session) Abort(op *Op, reason string) ([]event.Event, error) {
 // Prune prunes the tool result node q to content (COMP-7).
 func (s *Session) Prune(q int64, content []json.RawMessage) ([]event.Event, error) {
 	st := s.derive()
+	if providerHolds(st.Log) {
+		return nil, compErr(event.CodeCompactionProviderHistory, "the provider holds the history")
+	}
 	if !slices.Contains(st.Surface, q) || st.Log[q].Type != event.TypeToolResult {
 		return nil, compErr(event.CodeCompactionNotPrunable, "not prunable")
 	}
@@ -474,6 +505,14 @@ func (s *Session) Prune(q int64, content []json.RawMessage) ([]event.Event, erro
 // (keepLast < 0) the shortest tail of at least keepTokens estimated
 // tokens (COMP-8).
 func (s *Session) Select(keepLast, keepTokens int) (int64, int64, error) {
+	return s.SelectItems(keepLast, keepTokens, false)
+}
+
+// SelectItems is Select, with opaque saying whether the range may hold
+// providers' opaque items (PROV-4): the range starts after the last
+// provider compaction, and without opaque it ends before the first opaque
+// item after that.
+func (s *Session) SelectItems(keepLast, keepTokens int, opaque bool) (int64, int64, error) {
 	st := s.derive()
 	n := len(st.Surface)
 	keep := 0
@@ -493,14 +532,83 @@ func (s *Session) Select(keepLast, keepTokens int) (int64, int64, error) {
 			}
 		}
 	}
+	head := providerHead(st)
+	if !opaque {
+		for i := head; i < n; i++ {
+			if o, _ := providerItems(st, st.Surface[i]); o {
+				keep = min(keep, i)
+				break
+			}
+		}
+	}
 	pend := pendingBefore(st.Log, st.Surface)
-	for keep > 0 && pend[keep] != 0 {
+	for keep > head && pend[keep] != 0 {
 		keep--
 	}
-	if keep == 0 {
+	if keep <= head {
 		return 0, 0, compErr(event.CodeCompactionNothingToCompact, "nothing")
 	}
-	return st.Surface[0], st.Surface[keep-1], nil
+	return st.Surface[head], st.Surface[keep-1], nil
+}
+
+// providerItems reports whether the message of node seq holds, among
+// its content blocks, an opaque provider item, and a provider's
+// compaction (PROV-1, PROV-3).
+func providerItems(st *State, seq int64) (opaque, compaction bool) {
+	for _, m := range st.Messages {
+		if m.Seq != seq {
+			continue
+		}
+		for _, raw := range m.Content {
+			var b struct {
+				Type       string `json:"type"`
+				Compaction bool   `json:"compaction"`
+				Native     *struct {
+					Opaque bool `json:"opaque"`
+				} `json:"native"`
+			}
+			if json.Unmarshal(raw, &b) != nil || b.Native == nil {
+				continue
+			}
+			opaque = opaque || b.Native.Opaque
+			compaction = compaction || b.Type == "provider-item" && b.Compaction
+		}
+	}
+	return opaque, compaction
+}
+
+// providerHead is the surface position after the last surface node that
+// is an assistant message holding a provider's compaction, 0 if none.
+func providerHead(st *State) int {
+	for i := len(st.Surface) - 1; i >= 0; i-- {
+		if _, c := providerItems(st, st.Surface[i]); c && st.Log[st.Surface[i]].Type == event.TypeAssistantMessage {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// providerHolds reports whether the last assistant/message of log
+// records a reply on history its provider holds (PROV-5).
+func providerHolds(log []event.Event) bool {
+	for i := len(log) - 1; i >= 0; i-- {
+		if log[i].Type != event.TypeAssistantMessage {
+			continue
+		}
+		var d struct {
+			Response struct {
+				Conversation       any `json:"conversation"`
+				PreviousResponseID any `json:"previousResponseId"`
+			} `json:"response"`
+		}
+		if json.Unmarshal(log[i].Data, &d) != nil {
+			return false
+		}
+		c, _ := d.Response.Conversation.(string)
+		p, _ := d.Response.PreviousResponseID.(string)
+		return c != "" || p != ""
+	}
+	return false
 }
 
 // Balanced reports whether the cut before (after false) or after node seq

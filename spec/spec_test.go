@@ -93,7 +93,7 @@ func TestErrorSummaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	rules := map[string]string{} // each rule's text, up to the next rule or section
-	heading := regexp.MustCompile(`(?m)^(\*\*(?:SURF|REP|STORE|COMP|STRICT|REL)-\d+ \(|## )`)
+	heading := regexp.MustCompile(`(?m)^(\*\*(?:SURF|REP|STORE|COMP|STRICT|REL|PROV)-\d+ \(|## )`)
 	for _, r := range spec.Rules() {
 		at := strings.Index(spec.Markdown, "**"+r.ID+" (")
 		text := spec.Markdown[at+2:]

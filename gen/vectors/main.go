@@ -40,9 +40,10 @@ func main() {
 		"strict":     strictVectors(),
 		"store":      stores(),
 		"released":   releasedVectors(),
+		"provider":   providerVectors(),
 	}
 	var all []conformance.Vector
-	for _, name := range []string{"edge", "exhaustive", "random", "repair", "compaction", "vocabulary", "precision", "strict", "store", "released"} {
+	for _, name := range []string{"edge", "exhaustive", "random", "repair", "compaction", "vocabulary", "precision", "strict", "store", "released", "provider"} {
 		vs := files[name]
 		for i := range vs {
 			vs[i].Differences = differencesOf(vs[i])
@@ -400,6 +401,8 @@ func begin(start, end int64, how ...string) conformance.Step {
 			st.Vocabulary = "compaction"
 		case "concurrent":
 			st.Concurrent = true
+		case "opaque":
+			st.Opaque = true
 		}
 	}
 	return st

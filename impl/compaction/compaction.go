@@ -41,6 +41,7 @@ type options struct {
 	unframed   bool
 	unchecked  bool
 	concurrent bool
+	opaque     bool
 }
 
 // The framing of a summary in the user/message that replaces the range
@@ -74,6 +75,15 @@ func WithoutSizeCheck() Option { return func(o *options) { o.unchecked = true } 
 // CompactionEvents vocabulary always allows them, as the seed system's
 // later versions do.
 func WithConcurrentAppends() Option { return func(o *options) { o.concurrent = true } }
+
+// WithOpaqueItems says the summariser handles providers' opaque items
+// (PROV-4: signatures, encrypted content, redacted thinking, a provider's
+// compaction): a range that holds them may be folded. Without it, Begin
+// refuses such a range with compaction.opaque_items, and a selection
+// (BeginSelected, CompactSelected) stops before the first of them. The
+// items of closed turns are usually safe to fold: Anthropic and OpenAI
+// ignore the reasoning of earlier turns.
+func WithOpaqueItems() Option { return func(o *options) { o.opaque = true } }
 
 // LogChangedText is the end event's error of a CompactEvents commit after
 // another append (COMP-5): the seed system's text.
@@ -196,9 +206,17 @@ func begin(ctx context.Context, s *session.Session, opts []Option, choose func(*
 	}
 	_, err := s.AppendBatchContext(ctx, func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
+		if t.held {
+			return nil, heldErr()
+		}
 		first, last, err := choose(t, tx, o)
 		if err != nil {
 			return nil, err
+		}
+		if !o.opaque {
+			if at, ok := firstOpaque(tx, first, last); ok {
+				return nil, event.Errorf(event.CodeCompactionOpaqueItems, -1, "node %d holds a provider's opaque item (a signature, encrypted content, a provider compaction), which a summary cannot carry: fold it only with a summariser that handles them (WithOpaqueItems)", at)
+			}
 		}
 		if t.open != nil {
 			return nil, event.Errorf(event.CodeCompactionLocked, -1, "the compaction started at %d is still open", t.open.seq)
@@ -246,6 +264,9 @@ func (t *tracker) checkRange(tx session.Tx, start, end int64, snap bool) (int, i
 	}
 	if i > j {
 		return 0, 0, event.Errorf(event.CodeReplaceReversed, -1, "range start %d comes after end %d on the surface", start, end)
+	}
+	if head := t.providerHead(tx); i < head {
+		return 0, 0, event.Errorf(event.CodeCompactionProviderCompacted, -1, "the range starts at %d, at or before node %d, which holds a provider's compaction: the provider already folded what comes before it", start, tx.Surface().At(head-1))
 	}
 	if t.before[start] == 0 && t.after[end] == 0 {
 		return i, j, nil
@@ -764,4 +785,24 @@ func AbortOpen(s *session.Session, cause error) (int64, error) {
 		return -1, err
 	}
 	return ended, nil
+}
+
+// heldErr is compaction.provider_history (PROV-5).
+func heldErr() error {
+	return event.Errorf(event.CodeCompactionProviderHistory, -1, "the provider holds this session's history (the last reply was made on a conversation or a previous response it keeps): a compaction or prune here would never reach the model")
+}
+
+// firstOpaque is the seq of the first node in the surface positions
+// [first, last] that holds an opaque provider item (PROV-4).
+func firstOpaque(tx session.Tx, first, last int) (int64, bool) {
+	var at int64
+	found := false
+	tx.Surface().Range(first, last+1, func(seq int64, m message.Message) bool {
+		if opaque, _ := message.ProviderItems(m.Content); opaque {
+			at, found = seq, true
+			return false
+		}
+		return true
+	})
+	return at, found
 }

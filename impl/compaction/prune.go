@@ -43,6 +43,9 @@ func PruneToolResult(s *session.Session, seq int64, content []json.RawMessage, o
 	defer t.mu.Unlock()
 	_, err = s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
+		if t.held {
+			return nil, heldErr()
+		}
 		log := tx.Events()
 		if !onSurface(tx, seq) || log[seq].Type != event.TypeToolResult {
 			return nil, event.Errorf(event.CodeCompactionNotPrunable, -1, "%d is not a tool/result on the surface", seq)

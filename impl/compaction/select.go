@@ -44,6 +44,10 @@ type selectView struct {
 	open   int32 // ordinal of the open turn, -1 when none is open
 	msgs   []message.Message
 	events []*event.Event
+	// head is the first position a range may start at: after the last
+	// node holding a provider's compaction (PROV-4); the nodes before it
+	// stay.
+	head int
 }
 
 // tokensWith is the tokens per node by estimate (nil: the selection's).
@@ -133,11 +137,12 @@ func (k keepTokens) cut(v *selectView, cuts []int) (int, bool) {
 		}
 		return lastAtMost(cuts, pos), false
 	}
+	pinned := suffix[0] - suffix[v.head] // the nodes before head stay
 	if suffix[0] <= k.budget {
 		return 0, false // it fits already
 	}
 	for _, c := range cuts {
-		if suffix[c] <= k.budget {
+		if suffix[c]+pinned <= k.budget {
 			return c, false
 		}
 	}
@@ -169,8 +174,8 @@ func TargetTokens(budget int, estimate Estimator) Policy {
 type SelectOption func(*selectOptions)
 
 type selectOptions struct {
-	nodeCuts, openTurn bool
-	estimate           Estimator
+	nodeCuts, openTurn, opaque bool
+	estimate                   Estimator
 }
 
 // WithNodeCuts lets a selection cut between any two nodes whose cut is
@@ -181,6 +186,11 @@ func WithNodeCuts() SelectOption { return func(o *selectOptions) { o.nodeCuts = 
 // what followed it. Without it no policy folds the open turn, so the
 // model always sees the question it is answering.
 func WithOpenTurn() SelectOption { return func(o *selectOptions) { o.openTurn = true } }
+
+// WithOpaqueSelection lets a selection fold nodes that hold providers'
+// opaque items (PROV-4); without it a selection stops before the first of
+// them. BeginSelected and CompactSelected with WithOpaqueItems imply it.
+func WithOpaqueSelection() SelectOption { return func(o *selectOptions) { o.opaque = true } }
 
 // WithSelectEstimator sets the estimator of the token policies (default
 // EstimateTokens); an assistant message that recorded its provider's
@@ -245,8 +255,17 @@ func (t *tracker) choose(tx session.Tx, policy Policy, opts []SelectOption) (Sel
 			}
 		}
 	}
+	v.head = t.providerHead(tx)
+	if !o.opaque {
+		for i := v.head; i < limit; i++ {
+			if opaque, _ := message.ProviderItems(v.msgs[i].Content); opaque {
+				limit = i // never fold a provider's opaque item (PROV-4)
+				break
+			}
+		}
+	}
 	var cuts []int
-	for c := 1; c <= limit; c++ {
+	for c := v.head + 1; c <= limit; c++ {
 		if t.after[v.seqs[c-1]] != 0 {
 			continue // unbalanced
 		}
@@ -258,12 +277,15 @@ func (t *tracker) choose(tx session.Tx, policy Policy, opts []SelectOption) (Sel
 	if keep == 0 {
 		return sel, 0, 0, event.Errorf(event.CodeCompactionNothingToCompact, -1, "nothing to fold: the policy keeps every node, or no allowed cut before the kept ones is balanced")
 	}
-	sel.Range = Range{Start: v.seqs[0], End: v.seqs[keep-1]}
-	sel.Folded, sel.OverBudget = keep, over
+	sel.Range = Range{Start: v.seqs[v.head], End: v.seqs[keep-1]}
+	sel.Folded, sel.OverBudget = keep-v.head, over
 	for _, n := range v.tokens[keep:] {
 		sel.TokensKept += n
 	}
-	return sel, 0, keep - 1, nil
+	for _, n := range v.tokens[:v.head] {
+		sel.TokensKept += n
+	}
+	return sel, v.head, keep - 1, nil
 }
 
 // UsageTokens is message.UsageTokens: the output tokens an
@@ -280,6 +302,9 @@ func BeginSelected(ctx context.Context, s *session.Session, policy Policy, opts 
 	op, err := begin(ctx, s, beginOpts, func(t *tracker, tx session.Tx, o options) (int, int, error) {
 		var first, last int
 		var err error
+		if o.opaque {
+			opts = append(opts[:len(opts):len(opts)], WithOpaqueSelection())
+		}
 		sel, first, last, err = t.choose(tx, policy, opts)
 		return first, last, err
 	})

@@ -29,7 +29,9 @@ func TestMain(m *testing.M) {
 // balance) and the whole state.
 //
 // Rules exercised: COMP-1 COMP-2 COMP-3 COMP-4 COMP-5 COMP-6 COMP-7 COMP-8
-// REP-6.
+// REP-6 PROV-3 PROV-4 PROV-5 PROV-6 (replies with providers' items: opaque
+// and not, a provider's compaction, a response record holding the history
+// or not).
 func TestCompactionStateMachine(t *testing.T) {
 	produced := map[string]int{}
 	checks := 0
@@ -63,6 +65,9 @@ func TestCompactionStateMachine(t *testing.T) {
 			"abort":    gen(ops.GenAbort),
 			"prune":    gen(ops.GenPrune),
 			"select":   gen(ops.GenSelect),
+			"provider": gen(ops.GenProviderReply),
+			"opaque":   gen(ops.GenBeginOpaque),
+			"select2":  gen(ops.GenSelectOpaque),
 			"balance":  gen(ops.GenBalance),
 			"forget":   func(t *rapid.T) { step(ops.Step{Kind: ops.KindForget}) },
 			"reload":   func(t *rapid.T) { step(ops.Step{Kind: ops.KindReload}) },

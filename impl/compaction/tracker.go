@@ -34,6 +34,13 @@ type tracker struct {
 
 	open *bracket // the open compaction, or nil
 
+	// held says the last assistant/message records a reply on history its
+	// provider holds (PROV-5); provCompactions are the seqs of the
+	// assistant messages that hold a provider's compaction (PROV-3), in
+	// log order.
+	held            bool
+	provCompactions []int64
+
 	// Pairing, valid for the current surface unless stale. Entries of
 	// nodes that a replace shadowed are dropped with it (or at the next
 	// rebuild); whether a node is on the surface is the session's answer.
@@ -101,6 +108,13 @@ func (t *tracker) fold(tx session.Tx, e *event.Event) {
 	case event.TypeCompactionEnd:
 		if t.open != nil && t.open.typ == event.TypeCompactionStart && t.open.id == event.StringMember(e.Data, "compactionId") {
 			t.open = nil
+		}
+	}
+	if e.Type == event.TypeAssistantMessage {
+		t.held = message.ProviderHolds(e.Data)
+		content, _ := event.ObjectMember(e.Data, "content")
+		if _, compaction := message.ProviderItems(rawBlocks(content)); compaction {
+			t.provCompactions = append(t.provCompactions, e.Seq)
 		}
 	}
 	if !event.IsSurface(e.Type) {
@@ -188,3 +202,25 @@ type Estimator func(message.Message) int
 // EstimateTokens is the default Estimator (COMP-5): a quarter of the
 // bytes of the message's content blocks, rounded up (message.EstimateTokens).
 func EstimateTokens(m message.Message) int { return message.EstimateTokens(m) }
+
+// rawBlocks is the elements of a JSON array of blocks.
+func rawBlocks(content []byte) []json.RawMessage {
+	els := event.ArrayElements(content)
+	out := make([]json.RawMessage, len(els))
+	for i, e := range els {
+		out[i] = e
+	}
+	return out
+}
+
+// providerHead is the surface position after the last node on the
+// surface that holds a provider's compaction (PROV-4), 0 when there is
+// none: a library compaction's range starts there or later.
+func (t *tracker) providerHead(tx session.Tx) int {
+	for i := len(t.provCompactions) - 1; i >= 0; i-- {
+		if pos, on := tx.Position(t.provCompactions[i]); on {
+			return pos + 1
+		}
+	}
+	return 0
+}

@@ -121,6 +121,12 @@ const (
 	CodeCompactionNothingToCompact Code = "compaction.nothing_to_compact"
 	// CodeCompactionRangeChanged (COMP-5): The shadowed nodes are no longer the range they were at Begin; the compaction was ended with an error.
 	CodeCompactionRangeChanged Code = "compaction.range_changed"
+	// CodeCompactionOpaqueItems (PROV-4): The range holds a provider's opaque item (a signature, encrypted content, redacted thinking, a provider compaction) and the caller did not say its summariser handles them: a summary of text cannot carry it.
+	CodeCompactionOpaqueItems Code = "compaction.opaque_items"
+	// CodeCompactionProviderCompacted (PROV-4): The range starts at or before the last node holding a provider's compaction: the provider already folded that history, and drops whatever comes before its compaction.
+	CodeCompactionProviderCompacted Code = "compaction.provider_compacted"
+	// CodeCompactionProviderHistory (PROV-5): The provider holds the history (the last assistant message's response names a conversation or a previous response): a library compaction or prune would never reach the model.
+	CodeCompactionProviderHistory Code = "compaction.provider_history"
 	// CodeCompactionLogChanged (COMP-5): A compact/* compaction committed after something else was appended to the log since its start event: the compaction ends with the seed system's error "compaction: session log changed during summarization" and nothing is replaced (unless the compaction was begun allowing concurrent appends).
 	CodeCompactionLogChanged Code = "compaction.log_changed"
 	// CodeCompactionNotSmaller (COMP-11): The summary message (framed, unless framing is off) is not smaller than the nodes it would shadow, by the same token estimate: the compaction ends with the error "summary is not smaller than the shadowed content (F estimated framed tokens >= S)" and nothing is replaced.
@@ -199,6 +205,9 @@ var allCodes = []Code{
 	CodeCompactionUnbalanced,
 	CodeCompactionNothingToCompact,
 	CodeCompactionRangeChanged,
+	CodeCompactionOpaqueItems,
+	CodeCompactionProviderCompacted,
+	CodeCompactionProviderHistory,
 	CodeCompactionLogChanged,
 	CodeCompactionNotSmaller,
 	CodeCompactionFinished,
@@ -224,60 +233,63 @@ var allCodes = []Code{
 
 // CodeRule maps each error code to the spec rule that defines it.
 var CodeRule = map[Code]string{
-	CodeCompactionFinished:         "COMP-5",
-	CodeCompactionLocked:           "COMP-2",
-	CodeCompactionLogChanged:       "COMP-5",
-	CodeCompactionNoTurn:           "COMP-3",
-	CodeCompactionNotPrunable:      "COMP-7",
-	CodeCompactionNotSmaller:       "COMP-11",
-	CodeCompactionNothingToCompact: "COMP-4",
-	CodeCompactionRangeChanged:     "COMP-5",
-	CodeCompactionSummaryInvalid:   "COMP-9",
-	CodeCompactionUnbalanced:       "COMP-4",
-	CodeConvertNotConvertible:      "REL-6",
-	CodeDataInvalid:                "SURF-5",
-	CodeDataNotJSON:                "SURF-4",
-	CodeForkBoundaryOutOfRange:     "SURF-24",
-	CodeForkOpenTurn:               "SURF-24",
-	CodeInvalidEnvelope:            "SURF-1",
-	CodeOpForbidden:                "SURF-6",
-	CodeOpInvalid:                  "SURF-8",
-	CodeOpMissing:                  "SURF-7",
-	CodePersistCancelled:           "STORE-16",
-	CodePersistClosed:              "STORE-6",
-	CodePersistConflict:            "STORE-10",
-	CodePersistCorrupt:             "STORE-2",
-	CodePersistForkIncomplete:      "STORE-14",
-	CodePersistFormatVersion:       "STORE-1",
-	CodePersistHeaderInvalid:       "STORE-15",
-	CodePersistIO:                  "STORE-6",
-	CodePersistLocked:              "STORE-4",
-	CodePersistNotASession:         "STORE-9",
-	CodePersistSchemaVersion:       "STORE-5",
-	CodePersistWrongSession:        "STORE-15",
-	CodeProvenanceUnknownSeq:       "SURF-23",
-	CodeReleasedMessageInvalid:     "REL-3",
-	CodeReleasedToolResultReplace:  "REL-4",
-	CodeReleasedTypeRefused:        "REL-2",
-	CodeReplaceEndNotOnSurface:     "SURF-12",
-	CodeReplaceInvalid:             "SURF-8",
-	CodeReplaceReversed:            "SURF-13",
-	CodeReplaceSourcesIncomplete:   "SURF-14",
-	CodeReplaceStartNotOnSurface:   "SURF-12",
-	CodeSeqNotContiguous:           "SURF-2",
-	CodeSourcesDuplicate:           "SURF-9",
-	CodeSourcesEmpty:               "SURF-9",
-	CodeSourcesForbidden:           "SURF-6",
-	CodeSourcesInvalid:             "SURF-9",
-	CodeSourcesNotEarlier:          "SURF-9",
-	CodeStrictArgumentsNotObject:   "STRICT-2",
-	CodeStrictCallAnswered:         "STRICT-4",
-	CodeStrictCallUnknown:          "STRICT-4",
-	CodeStrictCallsPending:         "STRICT-5",
-	CodeStrictNoTurn:               "STRICT-3",
-	CodeStrictTurnOpen:             "STRICT-3",
-	CodeUnknownType:                "SURF-3",
-	CodeVocabularyInvalid:          "SURF-3",
+	CodeCompactionFinished:          "COMP-5",
+	CodeCompactionLocked:            "COMP-2",
+	CodeCompactionLogChanged:        "COMP-5",
+	CodeCompactionNoTurn:            "COMP-3",
+	CodeCompactionNotPrunable:       "COMP-7",
+	CodeCompactionNotSmaller:        "COMP-11",
+	CodeCompactionNothingToCompact:  "COMP-4",
+	CodeCompactionOpaqueItems:       "PROV-4",
+	CodeCompactionProviderCompacted: "PROV-4",
+	CodeCompactionProviderHistory:   "PROV-5",
+	CodeCompactionRangeChanged:      "COMP-5",
+	CodeCompactionSummaryInvalid:    "COMP-9",
+	CodeCompactionUnbalanced:        "COMP-4",
+	CodeConvertNotConvertible:       "REL-6",
+	CodeDataInvalid:                 "SURF-5",
+	CodeDataNotJSON:                 "SURF-4",
+	CodeForkBoundaryOutOfRange:      "SURF-24",
+	CodeForkOpenTurn:                "SURF-24",
+	CodeInvalidEnvelope:             "SURF-1",
+	CodeOpForbidden:                 "SURF-6",
+	CodeOpInvalid:                   "SURF-8",
+	CodeOpMissing:                   "SURF-7",
+	CodePersistCancelled:            "STORE-16",
+	CodePersistClosed:               "STORE-6",
+	CodePersistConflict:             "STORE-10",
+	CodePersistCorrupt:              "STORE-2",
+	CodePersistForkIncomplete:       "STORE-14",
+	CodePersistFormatVersion:        "STORE-1",
+	CodePersistHeaderInvalid:        "STORE-15",
+	CodePersistIO:                   "STORE-6",
+	CodePersistLocked:               "STORE-4",
+	CodePersistNotASession:          "STORE-9",
+	CodePersistSchemaVersion:        "STORE-5",
+	CodePersistWrongSession:         "STORE-15",
+	CodeProvenanceUnknownSeq:        "SURF-23",
+	CodeReleasedMessageInvalid:      "REL-3",
+	CodeReleasedToolResultReplace:   "REL-4",
+	CodeReleasedTypeRefused:         "REL-2",
+	CodeReplaceEndNotOnSurface:      "SURF-12",
+	CodeReplaceInvalid:              "SURF-8",
+	CodeReplaceReversed:             "SURF-13",
+	CodeReplaceSourcesIncomplete:    "SURF-14",
+	CodeReplaceStartNotOnSurface:    "SURF-12",
+	CodeSeqNotContiguous:            "SURF-2",
+	CodeSourcesDuplicate:            "SURF-9",
+	CodeSourcesEmpty:                "SURF-9",
+	CodeSourcesForbidden:            "SURF-6",
+	CodeSourcesInvalid:              "SURF-9",
+	CodeSourcesNotEarlier:           "SURF-9",
+	CodeStrictArgumentsNotObject:    "STRICT-2",
+	CodeStrictCallAnswered:          "STRICT-4",
+	CodeStrictCallUnknown:           "STRICT-4",
+	CodeStrictCallsPending:          "STRICT-5",
+	CodeStrictNoTurn:                "STRICT-3",
+	CodeStrictTurnOpen:              "STRICT-3",
+	CodeUnknownType:                 "SURF-3",
+	CodeVocabularyInvalid:           "SURF-3",
 }
 var catalog = []TypeSpec{
 	{
@@ -432,6 +444,10 @@ var catalog = []TypeSpec{
 		}, {
 			Kind:     KindObject,
 			Name:     "usage",
+			Required: false,
+		}, {
+			Kind:     KindObject,
+			Name:     "response",
 			Required: false,
 		}},
 		Surface: true,
@@ -773,6 +789,7 @@ type AssistantMessageData struct {
 	Content    []json.RawMessage `json:"content"`
 	Provenance json.RawMessage   `json:"provenance,omitempty"`
 	Usage      json.RawMessage   `json:"usage,omitempty"`
+	Response   json.RawMessage   `json:"response,omitempty"`
 }
 
 // ToolCallData is the data of a tool/call event. The model asked for one tool invocation; `arguments` is the raw JSON text the model produced.

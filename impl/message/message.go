@@ -278,6 +278,12 @@ func meterBlock(b json.RawMessage) int {
 		}
 		return meterBlocks(inner) + 4
 	}
+	if _, ok := event.ObjectMember(b, "native"); ok {
+		// PROV-7: a provider's item is priced by its portable text only.
+		t, _ := event.ObjectMember(b, "text")
+		units, _ := stringUnits(t)
+		return quarter(units) + 4
+	}
 	return quarter(jsonUnits(b)) + 4
 }
 
@@ -409,4 +415,39 @@ func Tokens(e *event.Event, m Message, estimate func(Message) int) int {
 		return EstimateTokens(m)
 	}
 	return estimate(m)
+}
+
+// ProviderItems reports what the content blocks of a node hold of
+// providers' items (spec §14): an opaque native item (PROV-1: a
+// signature, encrypted content, redacted data, a provider's compaction),
+// and a provider's compaction (PROV-3: a provider-item block with
+// "compaction": true).
+func ProviderItems(content []json.RawMessage) (opaque, compaction bool) {
+	for _, b := range content {
+		if !bytes.Contains(b, []byte(`"native"`)) {
+			continue
+		}
+		n, ok := event.ObjectMember(b, "native")
+		if !ok {
+			continue
+		}
+		if v, _ := event.ObjectMember(n, "opaque"); string(v) == "true" {
+			opaque = true
+		}
+		if v, _ := event.ObjectMember(b, "compaction"); string(v) == "true" && event.StringMember(b, "type") == "provider-item" {
+			compaction = true
+		}
+	}
+	return opaque, compaction
+}
+
+// ProviderHolds reports whether the data of an assistant/message records
+// a reply made on history its provider holds (PROV-5): a response whose
+// conversation or previousResponseId is a non-empty string.
+func ProviderHolds(data []byte) bool {
+	r, ok := event.ObjectMember(data, "response")
+	if !ok {
+		return false
+	}
+	return event.StringMember(r, "conversation") != "" || event.StringMember(r, "previousResponseId") != ""
 }

@@ -150,3 +150,55 @@ func GenCompactionStep(t Chooser, st State) Step {
 		return GenToolTraffic(t, st)
 	}
 }
+
+// GenProviderReply returns an append of an assistant message as a
+// provider's reply records it (spec §14): with an opaque item (a signed
+// thinking block), with a non-opaque one (an item id), as a provider's
+// compaction replacing the whole surface (PROV-3), or with a response
+// record saying the provider holds the history (PROV-5) or not.
+func GenProviderReply(t Chooser, st State) Step {
+	native := func(opaque bool) string {
+		o := ""
+		if opaque {
+			o = `"opaque":true,`
+		}
+		return `"native":{"provider":"anthropic","model":"claude-opus-4-5",` + o + `"item":{"type":"thinking","thinking":"t","signature":"sig"}}`
+	}
+	msg := func(content, rest string) string {
+		return `{"turn":1,"step":1,"content":[` + content + `]` + rest + `}`
+	}
+	s := Step{Kind: KindAppend, Type: event.TypeAssistantMessage, Intent: &event.Intent{Op: event.Append()}}
+	switch t.Intn(6, "providerReply") {
+	case 0:
+		s.Data = json.RawMessage(msg(`{"type":"reasoning","text":"t",`+native(true)+`},{"type":"text","text":"x"}`, ""))
+	case 1:
+		s.Data = json.RawMessage(msg(`{"type":"text","text":"x",`+native(false)+`}`, ""))
+	case 2:
+		s.Data = json.RawMessage(msg(`{"type":"provider-item","text":"summary","compaction":true,`+native(true)+`}`, ""))
+		if n := len(st.Surface); n > 0 {
+			s.Intent = &event.Intent{Op: event.Replace(st.Surface[0], st.Surface[n-1]), Sources: append([]int64(nil), st.Surface...)}
+		}
+	case 3:
+		s.Data = json.RawMessage(msg(`{"type":"text","text":"x"}`, `,"response":{"id":"r","previousResponseId":"p"}`))
+	case 4:
+		s.Data = json.RawMessage(msg(`{"type":"text","text":"x"}`, `,"response":{"id":"r","conversation":"c"}`))
+	default:
+		s.Data = json.RawMessage(msg(`{"type":"text","text":"x"}`, `,"response":{"id":"r"}`))
+	}
+	return s
+}
+
+// GenBeginOpaque is GenBegin saying the summariser handles opaque items
+// (PROV-4).
+func GenBeginOpaque(t Chooser, st State) Step {
+	s := GenBegin(t, st)
+	s.Opaque = true
+	return s
+}
+
+// GenSelectOpaque is GenSelect letting the selection fold opaque items.
+func GenSelectOpaque(t Chooser, st State) Step {
+	s := GenSelect(t, st)
+	s.Opaque = true
+	return s
+}

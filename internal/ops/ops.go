@@ -70,7 +70,10 @@ type Step struct {
 	// Concurrent: a compact/* compaction allows appends between begin
 	// and commit (else its commit is compaction.log_changed).
 	Concurrent bool
-	After      bool
+	// Opaque: a compaction (Begin) or selection (Select) may fold
+	// providers' opaque items (PROV-4).
+	Opaque bool
+	After  bool
 	// Commit: the summary (or Prune: the new content) and the summariser.
 	Blocks          []json.RawMessage
 	Provider, Model string
@@ -149,7 +152,7 @@ type Driver interface {
 	Commit(s Step) ([]event.Event, error)
 	Abort(reason string) ([]event.Event, error)
 	Prune(seq int64, content []json.RawMessage) ([]event.Event, error)
-	Select(keepLast, keepTokens int) (int64, int64, error)
+	Select(keepLast, keepTokens int, opaque bool) (int64, int64, error)
 	Balanced(seq int64, after bool) (balanced, ok bool)
 	Forget()
 }
@@ -199,7 +202,7 @@ func Apply(d Driver, s Step) (Driver, Outcome) {
 		evs, err := d.Prune(s.Seq, s.Blocks)
 		out.Code, out.Events = event.CodeOf(err), evs
 	case KindSelect:
-		a, b, err := d.Select(s.KeepLast, s.KeepTokens)
+		a, b, err := d.Select(s.KeepLast, s.KeepTokens, s.Opaque)
 		if out.Code = event.CodeOf(err); err == nil {
 			out.Range = &[2]int64{a, b}
 		}
@@ -305,6 +308,9 @@ func (d *Impl) Begin(s Step) ([]event.Event, error) {
 	if s.Concurrent {
 		opts = append(opts, compaction.WithConcurrentAppends())
 	}
+	if s.Opaque {
+		opts = append(opts, compaction.WithOpaqueItems())
+	}
 	n := d.S.Len()
 	op, err := compaction.Begin(context.Background(), d.S, s.Start, s.End, opts...)
 	if err != nil {
@@ -348,12 +354,16 @@ func (d *Impl) Prune(seq int64, content []json.RawMessage) ([]event.Event, error
 	return d.appendedSince(n), nil
 }
 
-func (d *Impl) Select(keepLast, keepTokens int) (int64, int64, error) {
+func (d *Impl) Select(keepLast, keepTokens int, opaque bool) (int64, int64, error) {
 	p := compaction.KeepLast(keepLast)
 	if keepLast < 0 {
 		p = compaction.KeepTokens(keepTokens, nil)
 	}
-	r, err := compaction.Select(d.S, p, compaction.WithNodeCuts(), compaction.WithOpenTurn()) // COMP-8: node-level
+	opts := []compaction.SelectOption{compaction.WithNodeCuts(), compaction.WithOpenTurn()} // COMP-8: node-level
+	if opaque {
+		opts = append(opts, compaction.WithOpaqueSelection())
+	}
+	r, err := compaction.Select(d.S, p, opts...)
 	return r.Start, r.End, err
 }
 
@@ -470,7 +480,7 @@ func (d *Model) Provenance(seq int64) ([]int64, error) { return d.S.Provenance(s
 
 func (d *Model) Begin(s Step) ([]event.Event, error) {
 	n := len(d.S.Events())
-	op, err := d.S.Begin(s.Start, s.End, s.Snap, s.V2, "")
+	op, err := d.S.BeginItems(s.Start, s.End, s.Snap, s.V2, "", s.Opaque)
 	if err != nil {
 		return nil, err
 	}
@@ -497,8 +507,8 @@ func (d *Model) Prune(seq int64, content []json.RawMessage) ([]event.Event, erro
 	return d.S.Prune(seq, content)
 }
 
-func (d *Model) Select(keepLast, keepTokens int) (int64, int64, error) {
-	return d.S.Select(keepLast, keepTokens)
+func (d *Model) Select(keepLast, keepTokens int, opaque bool) (int64, int64, error) {
+	return d.S.SelectItems(keepLast, keepTokens, opaque)
 }
 
 func (d *Model) Balanced(seq int64, after bool) (bool, bool) { return d.S.Balanced(seq, after) }

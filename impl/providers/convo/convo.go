@@ -13,6 +13,20 @@
 //	{"type":"tool-call","id":"c1","name":"read","arguments":"{\"path\":\"a.go\"}"}   (arguments: JSON text, or an object)
 //	{"type":"tool-result","toolCallId":"c1","content":[blocks],"isError":false}
 //
+// and the provider items a reply carries that its provider wants back
+// unchanged (spec/README.md §14, PROV-1 to PROV-6): any block may carry
+// "native", the provider's own item verbatim with the provider and model
+// that issued it, and a "provider-item" block is one with no portable part
+// at all (redacted thinking, an encrypted compaction, a server tool's
+// call):
+//
+//	{"type":"reasoning","text":"...","native":{"provider":"anthropic","model":"claude-opus-4-5","opaque":true,"item":{"type":"thinking","thinking":"...","signature":"..."}}}
+//	{"type":"provider-item","native":{"provider":"openai","model":"gpt-5.1","opaque":true,"item":{"type":"compaction","id":"cmp_1","encrypted_content":"..."}},"compaction":true}
+//
+// An adapter sends a native item, as it was, to the provider that issued
+// it (Target.Replays), and the portable part (the block without native)
+// to any other; a provider-item goes to its provider only.
+//
 // Steering and context messages arrive as text blocks already wrapped in
 // their tags (<steering source=user> ... </steering>); they pass through
 // as text.
@@ -34,11 +48,35 @@ const (
 	Image      = "image"
 	ToolCall   = "tool-call"
 	ToolResult = "tool-result"
+	// ProviderItem is a block that is only a provider's item (PROV-2): it
+	// has no portable part, and goes to its provider only.
+	ProviderItem = "provider-item"
 )
+
+// Native is a provider's own item, kept verbatim (PROV-1): what the
+// provider documents as "send back unchanged".
+type Native struct {
+	// Provider and Model issued the item ("anthropic", "openai",
+	// "google", "deepseek"; the reply's model).
+	Provider string `json:"provider"`
+	Model    string `json:"model,omitempty"`
+	// Opaque says the item carries what no other form holds: a signature,
+	// encrypted content, redacted data, a compaction (PROV-4: library
+	// compaction does not fold it unless told to).
+	Opaque bool `json:"opaque,omitempty"`
+	// Item is the provider's JSON, as it came.
+	Item json.RawMessage `json:"item"`
+}
 
 // Block is one decoded content block.
 type Block struct {
 	Type string
+	// Native is the provider's item the block came from, nil when it has
+	// none.
+	Native *Native
+	// Compaction marks a provider-item that is a provider's compaction
+	// (PROV-3).
+	Compaction bool
 	// Text is the text of a text or reasoning block.
 	Text string
 	// ID and Name are a tool call's; Arguments is the JSON text of its
@@ -118,6 +156,8 @@ func DecodeMessage(m message.Message) (Message, error) {
 
 type wireBlock struct {
 	Type       string            `json:"type"`
+	Native     *Native           `json:"native"`
+	Compaction bool              `json:"compaction"`
 	Text       *string           `json:"text"`
 	ID         string            `json:"id"`
 	Name       string            `json:"name"`
@@ -135,8 +175,19 @@ func decodeBlock(raw json.RawMessage) (Block, error) {
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return Block{}, fmt.Errorf("not a block: %v", err)
 	}
-	b := Block{Type: w.Type}
+	b := Block{Type: w.Type, Native: w.Native, Compaction: w.Compaction}
+	if w.Native != nil && (w.Native.Provider == "" || len(w.Native.Item) == 0) {
+		return Block{}, fmt.Errorf("a native item needs a provider and an item")
+	}
 	switch w.Type {
+	case ProviderItem:
+		if w.Native == nil {
+			return Block{}, fmt.Errorf("a provider-item block without its native item")
+		}
+		b.Text = ""
+		if w.Text != nil {
+			b.Text = *w.Text
+		}
 	case Text, Reasoning:
 		if w.Text == nil {
 			return Block{}, fmt.Errorf("a %s block without text", w.Type)
@@ -172,7 +223,11 @@ func decodeBlock(raw json.RawMessage) (Block, error) {
 		}
 		b.MediaType, b.Data, b.URL = w.MediaType, w.Data, w.URL
 	default:
-		return Block{}, fmt.Errorf("a block of type %q, which no adapter maps", w.Type)
+		if w.Native == nil {
+			return Block{}, fmt.Errorf("a block of type %q, which no adapter maps", w.Type)
+		}
+		// Another provider's kind of block, with its item: it goes to that
+		// provider only, as a provider-item would.
 	}
 	return b, nil
 }

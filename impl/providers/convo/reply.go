@@ -25,41 +25,64 @@ type Usage struct {
 type Reply struct {
 	// Provider and Model become the message's provenance.
 	Provider, Model string
-	// Blocks are the assistant message's: text, reasoning, tool-call.
+	// Blocks are the assistant message's: text, reasoning, tool-call, and
+	// the provider's items (Native, ProviderItem), in the reply's order.
+	// A tool call without an ID gets one when it is appended (Append).
 	Blocks []Block
 	// Usage is the provider's token count, nil when it gave none.
 	Usage *Usage
 	// StopReason is the provider's own word for why the reply ended.
 	StopReason string
+	// Response is what the provider said of the reply besides its
+	// content, as a JSON object (PROV-6): its "id", "conversation",
+	// "previousResponseId", "appliedEdits", "iterations" (usage per
+	// sampling iteration); nil when it said none of these. It is kept in
+	// the assistant/message's "response" member, never sent back.
+	Response json.RawMessage
 }
 
 // Calls returns the reply's tool calls.
 func (r Reply) Calls() []Block { return Message{Blocks: r.Blocks}.Calls() }
 
+// Compacted reports whether the reply holds a provider's compaction item
+// (PROV-3).
+func (r Reply) Compacted() bool {
+	for _, b := range r.Blocks {
+		if b.Compaction {
+			return true
+		}
+	}
+	return false
+}
+
 // EncodeBlock returns the library's JSON form of b. A tool call's
-// arguments are written as JSON text, the seed system's form.
+// arguments are written as JSON text, the seed system's form; a block's
+// native item is written last, as it came.
 func EncodeBlock(b Block) json.RawMessage {
 	var v any
 	switch b.Type {
 	case Text, Reasoning:
 		v = struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}{b.Type, b.Text}
+			Type   string  `json:"type"`
+			Text   string  `json:"text"`
+			Native *Native `json:"native,omitempty"`
+		}{b.Type, b.Text, b.Native}
 	case ToolCall:
 		v = struct {
-			Type      string `json:"type"`
-			ID        string `json:"id"`
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		}{ToolCall, b.ID, b.Name, b.Arguments}
+			Type      string  `json:"type"`
+			ID        string  `json:"id"`
+			Name      string  `json:"name"`
+			Arguments string  `json:"arguments"`
+			Native    *Native `json:"native,omitempty"`
+		}{ToolCall, b.ID, b.Name, b.Arguments, b.Native}
 	case Image:
 		v = struct {
-			Type      string `json:"type"`
-			MediaType string `json:"mediaType,omitempty"`
-			Data      string `json:"data,omitempty"`
-			URL       string `json:"url,omitempty"`
-		}{Image, b.MediaType, b.Data, b.URL}
+			Type      string  `json:"type"`
+			MediaType string  `json:"mediaType,omitempty"`
+			Data      string  `json:"data,omitempty"`
+			URL       string  `json:"url,omitempty"`
+			Native    *Native `json:"native,omitempty"`
+		}{Image, b.MediaType, b.Data, b.URL, b.Native}
 	case ToolResult:
 		content := make([]json.RawMessage, len(b.Content))
 		for i, c := range b.Content {
@@ -71,13 +94,27 @@ func EncodeBlock(b Block) json.RawMessage {
 			Content    []json.RawMessage `json:"content"`
 			IsError    bool              `json:"isError"`
 		}{ToolResult, b.ToolCallID, content, b.IsError}
+	default: // ProviderItem, or another provider's kind of block with its item
+		v = struct {
+			Type       string  `json:"type"`
+			Text       string  `json:"text,omitempty"`
+			Compaction bool    `json:"compaction,omitempty"`
+			Native     *Native `json:"native,omitempty"`
+		}{b.Type, b.Text, b.Compaction, b.Native}
 	}
-	out, _ := json.Marshal(v) // strings and ints only: cannot fail
+	out, err := json.Marshal(v)
+	if err != nil { // a native item that is not JSON: keep the rest
+		if b.Native != nil {
+			nb := b
+			nb.Native = nil
+			return EncodeBlock(nb)
+		}
+	}
 	return out
 }
 
 // Data is the assistant/message data of the reply for turn and step, with
-// its provenance and usage.
+// its provenance, usage and response record.
 func (r Reply) Data(turn, step int64) event.AssistantMessageData {
 	d := event.AssistantMessageData{Turn: turn, Step: step, Content: make([]json.RawMessage, 0, len(r.Blocks))}
 	for _, b := range r.Blocks {
@@ -90,17 +127,66 @@ func (r Reply) Data(turn, step int64) event.AssistantMessageData {
 	if r.Usage != nil {
 		d.Usage, _ = json.Marshal(r.Usage)
 	}
+	if len(r.Response) > 0 {
+		d.Response = r.Response
+	}
 	return d
+}
+
+// AppendOption configures Reply.Append.
+type AppendOption func(*appendOptions)
+
+type appendOptions struct{ chunks []int64 }
+
+// WithChunks names the streamed assistant/chunk events the reply was
+// assembled from: they become the message's sourceEventSeqs.
+func WithChunks(seqs ...int64) AppendOption {
+	return func(o *appendOptions) { o.chunks = append(o.chunks, seqs...) }
 }
 
 // Append appends the reply to s as one batch: the assistant/message, then
 // a tool/call per call (the seed system's record of each). It returns the
-// events appended; run the calls and append each result with
-// s.AppendToolResult (sources: the tool/call's seq).
-func (r Reply) Append(ctx context.Context, s *session.Session, turn, step int64) ([]event.Event, error) {
-	return s.AppendBatchContext(ctx, func(session.Tx) ([]session.Draft, error) {
-		drafts := []session.Draft{{Type: event.TypeAssistantMessage, Data: r.Data(turn, step), Intent: &event.Intent{Op: event.Append()}}}
-		for _, c := range r.Calls() {
+// events appended; run the calls and append each result with its
+// tool/call's seq as sources.
+//
+// A tool call without an id (a provider that names none) gets
+// "call_SEQ_K", SEQ the message's seq and K the call's index in it:
+// unique in the session and the same after a resume, since the log keeps
+// it. A reply that holds a provider's compaction item replaces the whole
+// surface before it (PROV-3): the provider no longer sees what it folded.
+func (r Reply) Append(ctx context.Context, s *session.Session, turn, step int64, opts ...AppendOption) ([]event.Event, error) {
+	var o appendOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	return s.AppendBatchContext(ctx, func(tx session.Tx) ([]session.Draft, error) {
+		seq := int64(tx.Len())
+		blocks := append([]Block(nil), r.Blocks...)
+		k := 0
+		for i := range blocks {
+			if blocks[i].Type != ToolCall {
+				continue
+			}
+			if blocks[i].ID == "" {
+				blocks[i].ID = fmt.Sprintf("call_%d_%d", seq, k)
+			}
+			k++
+		}
+		rr := r
+		rr.Blocks = blocks
+		intent := &event.Intent{Op: event.Append(), Sources: o.chunks}
+		if r.Compacted() {
+			if nodes := tx.Surface(); nodes.Len() > 0 {
+				first, last := nodes.At(0), nodes.At(nodes.Len()-1)
+				sources := append([]int64(nil), o.chunks...)
+				for i := 0; i < nodes.Len(); i++ {
+					sources = append(sources, nodes.At(i))
+				}
+				intent = &event.Intent{Op: event.Replace(first, last), Sources: sources}
+			}
+		}
+		drafts := []session.Draft{{Type: event.TypeAssistantMessage, Data: rr.Data(turn, step), Intent: intent}}
+		for _, c := range rr.Calls() {
 			drafts = append(drafts, session.Draft{Type: event.TypeToolCall, Data: event.ToolCallData{Turn: turn, Step: step, CallID: c.ID, Name: c.Name, Arguments: c.Arguments}})
 		}
 		return drafts, nil

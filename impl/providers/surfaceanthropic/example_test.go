@@ -72,7 +72,7 @@ func ExampleReply() {
 	}
 	fmt.Println("pending:", len(s.PendingCalls()), "tokens:", s.Tokens())
 	// Output:
-	// 2 assistant/message {"turn":1,"step":1,"content":[{"type":"text","text":"Reading it."},{"type":"tool-call","id":"toolu_1","name":"read","arguments":"{\"path\":\"a.go\"}"}],"provenance":{"provider":"anthropic","model":"claude-sonnet-4-5"},"usage":{"inputTokens":12,"outputTokens":9}}
+	// 2 assistant/message {"turn":1,"step":1,"content":[{"type":"text","text":"Reading it."},{"type":"tool-call","id":"toolu_1","name":"read","arguments":"{\"path\":\"a.go\"}"}],"provenance":{"provider":"anthropic","model":"claude-sonnet-4-5"},"usage":{"inputTokens":12,"outputTokens":9},"response":{"id":"msg_1"}}
 	// 3 tool/call {"turn":1,"step":1,"callId":"toolu_1","name":"read","arguments":"{\"path\":\"a.go\"}"}
 	// pending: 0 tokens: 35
 }

@@ -185,6 +185,11 @@ func TestValidateCatches(t *testing.T) {
 		return o
 	}
 	msg := func(s string) responses.ResponseInputItemUnionParam {
+		m := responses.ResponseInputItemParamOfMessage(s, responses.EasyInputMessageRoleUser)
+		m.OfMessage.Type = responses.EasyInputMessageTypeMessage
+		return m
+	}
+	untyped := func(s string) responses.ResponseInputItemUnionParam {
 		return responses.ResponseInputItemParamOfMessage(s, responses.EasyInputMessageRoleUser)
 	}
 	respCases := []struct {
@@ -197,6 +202,7 @@ func TestValidateCatches(t *testing.T) {
 		{"unanswered", responses.ResponseInputParam{msg("q"), fc("a")}, "call_without_result"},
 		{"twice", responses.ResponseInputParam{msg("q"), fc("a"), out("a"), out("a")}, "duplicate_result"},
 		{"empty", responses.ResponseInputParam{msg("")}, "empty_content"},
+		{"no type", responses.ResponseInputParam{untyped("q")}, "item_type"},
 	}
 	for _, c := range respCases {
 		check(t, "responses "+c.name, surfaceopenai.ValidateResponses(c.items), c.rule)

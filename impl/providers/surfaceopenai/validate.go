@@ -16,8 +16,11 @@ import (
 // tool_calls; a tool message answers a tool_call of the last assistant
 // message and follows it with nothing but other tool messages between;
 // every tool_call is answered before the next non-tool message; no call
-// id is used twice, and no call is answered twice.
-func ValidateChat(msgs []openai.ChatCompletionMessageParamUnion) []convo.Violation {
+// id is used twice, and no call is answered twice. In the DeepSeek
+// dialect an assistant message's content is a string, never null or
+// absent (null_content).
+func ValidateChat(msgs []openai.ChatCompletionMessageParamUnion, opts ...ChatOption) []convo.Violation {
+	o := chatOpts(opts)
 	var wire []struct {
 		Role       string          `json:"role"`
 		Content    json.RawMessage `json:"content"`
@@ -55,7 +58,16 @@ func ValidateChat(msgs []openai.ChatCompletionMessageParamUnion) []convo.Violati
 			}
 		case "assistant":
 			closeOpen(i)
-			if empty(m.Content) && len(m.ToolCalls) == 0 {
+			if o.dialect == DeepSeekChat {
+				var str string
+				if json.Unmarshal(m.Content, &str) != nil {
+					add(i, "null_content", "an assistant message whose content is %s, not a string", orAbsent(m.Content))
+				}
+			}
+			var str *string
+			_ = json.Unmarshal(m.Content, &str)
+			if empty(m.Content) && len(m.ToolCalls) == 0 && !(o.dialect == DeepSeekChat && str != nil) {
+				// DeepSeek takes a reasoning-only turn sent with content "".
 				add(i, "empty_content", "an assistant message with neither content nor tool_calls")
 			}
 			answered = map[string]bool{}
@@ -86,28 +98,62 @@ func ValidateChat(msgs []openai.ChatCompletionMessageParamUnion) []convo.Violati
 	return c.List
 }
 
+// ResponsesRules lists what ValidateResponses checks, by rule name.
+var ResponsesRules = []string{"item_type", "roles", "empty_content", "duplicate_call", "arguments", "duplicate_result", "result_without_call", "call_without_result", "duplicate_item"}
+
+// ChatRules lists what ValidateChat checks, by rule name.
+var ChatRules = []string{"roles", "empty_content", "null_content", "duplicate_call", "arguments", "duplicate_result", "result_without_call", "call_without_result"}
+
+// responsesItems are the input item types the Responses API takes.
+var responsesItems = []string{"message", "function_call", "function_call_output", "reasoning", "compaction", "compaction_trigger", "item_reference",
+	"file_search_call", "computer_call", "computer_call_output", "web_search_call", "image_generation_call", "code_interpreter_call",
+	"local_shell_call", "local_shell_call_output", "shell_call", "shell_call_output", "apply_patch_call", "apply_patch_call_output",
+	"mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "mcp_call", "custom_tool_call", "custom_tool_call_output",
+	"tool_search_call", "tool_search_output", "additional_tools", "configuration_update", "program", "program_output"}
+
 // ValidateResponses checks Responses API input items, as they go on the
-// wire: every function_call_output answers an earlier function_call, once;
-// every function_call is answered; no call_id is used twice; messages
-// have a known role and content.
+// wire: every item says its type (the SDK's own request type drops an
+// item without one) and the API knows it; messages have a known role and
+// content; every function_call_output answers an earlier function_call,
+// once; every function_call is answered; no call_id is used twice, and
+// no item id (an output item sent back) is either.
 func ValidateResponses(items responses.ResponseInputParam) []convo.Violation {
+	raw, err := json.Marshal(items)
+	if err != nil {
+		return []convo.Violation{{Index: -1, Rule: "encoding", Detail: err.Error()}}
+	}
+	return ValidateResponsesJSON(raw)
+}
+
+// ValidateResponsesJSON checks the input of a request body, as JSON.
+func ValidateResponsesJSON(input []byte) []convo.Violation {
 	var wire []struct {
 		Type    string          `json:"type"`
+		ID      string          `json:"id"`
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 		CallID  string          `json:"call_id"`
 		Args    string          `json:"arguments"`
 	}
-	if v := convo.Wire(items, &wire); v != nil {
-		return v
+	if err := json.Unmarshal(input, &wire); err != nil {
+		return []convo.Violation{{Index: -1, Rule: "encoding", Detail: err.Error()}}
 	}
 	var c convo.Collector
 	add := c.Add
 	calls := map[string]int{} // call_id -> index of its function_call
 	outputs := map[string]bool{}
+	ids := map[string]bool{}
 	for i, it := range wire {
+		if it.ID != "" {
+			if ids[it.ID] {
+				add(i, "duplicate_item", "item id %q is sent twice", it.ID)
+			}
+			ids[it.ID] = true
+		}
 		switch it.Type {
-		case "message", "":
+		case "":
+			add(i, "item_type", "an item without a type")
+		case "message":
 			if it.Role != "user" && it.Role != "assistant" && it.Role != "system" && it.Role != "developer" {
 				add(i, "roles", "role %q", it.Role)
 			}
@@ -132,7 +178,9 @@ func ValidateResponses(items responses.ResponseInputParam) []convo.Violation {
 			}
 			outputs[it.CallID] = true
 		default:
-			add(i, "roles", "item type %q", it.Type)
+			if !slices.Contains(responsesItems, it.Type) {
+				add(i, "item_type", "item type %q, which the API does not take", it.Type)
+			}
 		}
 	}
 	for i, it := range wire {
@@ -153,4 +201,11 @@ func empty(raw json.RawMessage) bool {
 		return len(list) == 0
 	}
 	return true // null or absent
+}
+
+func orAbsent(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "absent"
+	}
+	return string(raw)
 }
