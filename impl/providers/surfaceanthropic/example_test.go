@@ -76,3 +76,41 @@ func ExampleReply() {
 	// 3 tool/call {"turn":1,"step":1,"callId":"toolu_1","name":"read","arguments":"{\"path\":\"a.go\"}"}
 	// pending: 0 tokens: 35
 }
+
+// A thinking model's tool loop: the reply's thinking block, with its
+// signature, is kept in the log (PROV-1) and goes back, as it came and
+// first in its message, in the request that carries the tool's result;
+// a request to another model family would leave it out (ForModel).
+func ExampleReply_thinking() {
+	ctx := context.Background()
+	s := session.New(session.WithStrict())
+	s.AppendTurnStart(event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
+	s.AppendUserMessage(event.UserMessageData{Content: text("What does a.go export?"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+
+	var resp anthropic.Message // client.Messages.New with Thinking enabled
+	json.Unmarshal([]byte(`{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-5-20251101","stop_reason":"tool_use",
+		"content":[{"type":"thinking","thinking":"Read a.go first.","signature":"EqQBCkYIBxgCKkD"},{"type":"tool_use","id":"toolu_1","name":"read","input":{"path":"a.go"}}],
+		"usage":{"input_tokens":40,"output_tokens":25}}`), &resp)
+	reply, err := surfaceanthropic.Reply(&resp)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := reply.Append(ctx, s, 1, 1); err != nil {
+		log.Fatal(err)
+	}
+	for _, c := range s.PendingCalls() {
+		s.AppendToolResult(event.ToolResultData{Turn: 1, Step: 1, CallID: c.ID, Content: text("package a; func F()")}, event.AppendIntent(c.CallSeq))
+	}
+
+	params, err := surfaceanthropic.Messages(s.Messages(), surfaceanthropic.ForModel("claude-opus-4-5"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	assistant, _ := json.Marshal(params[1])
+	fmt.Println(string(assistant))
+	other, _ := surfaceanthropic.Messages(s.Messages(), surfaceanthropic.ForModel("claude-sonnet-4-5"))
+	fmt.Println("to another family:", len(other[1].OfAssistant.Content), "block")
+	// Output:
+	// {"content":[{"type":"thinking","thinking":"Read a.go first.","signature":"EqQBCkYIBxgCKkD"},{"id":"toolu_1","input":{"path":"a.go"},"name":"read","type":"tool_use"}],"role":"assistant"}
+	// to another family: 1 block
+}
