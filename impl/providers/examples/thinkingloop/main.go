@@ -77,7 +77,9 @@ func run(dir string, p provider) error {
 	if err != nil {
 		return err
 	}
-	text := func(t string) []json.RawMessage { return []json.RawMessage{json.RawMessage(`{"type":"text","text":"` + t + `"}`)} }
+	text := func(t string) []json.RawMessage {
+		return []json.RawMessage{json.RawMessage(`{"type":"text","text":"` + t + `"}`)}
+	}
 	turn := s.NextTurn()
 	s.AppendTurnStart(event.TurnStartData{Turn: turn, Trigger: json.RawMessage(`{"kind":"message"}`)})
 	s.AppendUserMessage(event.UserMessageData{Content: text("What does a.go export?"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
