@@ -101,7 +101,7 @@ func TestExplainNeedsItsEvidence(t *testing.T) {
 			// The replace starts on the surface: only its sources are wrong.
 			v.Steps[7].SurfaceOp = json.RawMessage(`{"op":"replace","start":6,"end":4}`)
 		}},
-		{"provenance", SeedB736, "D4", "strict.seed_and_repair_not_checked.001", "step 1 seed: want success, got event.data_invalid", func(v *Vector) {
+		{"provenance", SeedB736, "D4", "strict.seed_and_repair.001", "step 1 seed: want success, got event.data_invalid", func(v *Vector) {
 			lines := slices.Clone(*v.Steps[1].Lines)
 			for i, l := range lines {
 				lines[i] = strings.Replace(l, `"content":[`, `"provenance":{"provider":"p","model":"m"},"content":[`, 1)

@@ -43,8 +43,8 @@ type options struct {
 }
 
 // WithStrict makes the model's session refuse appends that break the
-// strict rules (STRICT-1 to STRICT-5). Derive, seeds and repair are not
-// affected.
+// strict rules (STRICT-1 to STRICT-7), and seeds and forks of logs that
+// break them (STRICT-8). Derive and repair are not affected.
 func WithStrict() Option {
 	return func(o *options) { o.strict = true }
 }

@@ -26,6 +26,15 @@ func SeedSession(events []event.Event, clock func() int64, opts ...Option) (*Ses
 	if err != nil {
 		return nil, err
 	}
+	if optionsOf(opts).strict {
+		// STRICT-8: each loaded event as if appended in strict mode.
+		for i := range st.Log {
+			if err := strictRule(st.Log[:i], st.Log[i], opts...); err != nil {
+				err.(*event.Error).Index = i
+				return nil, err
+			}
+		}
+	}
 	return &Session{log: st.Log, clock: clock, opts: opts}, nil
 }
 
@@ -59,7 +68,7 @@ func (s *Session) AppendEvent(e event.Event) (event.Event, error) {
 		return event.Event{}, err
 	}
 	if optionsOf(s.opts).strict {
-		if err := strictRule(s.log, st.Log[len(st.Log)-1]); err != nil {
+		if err := strictRule(s.log, st.Log[len(st.Log)-1], s.opts...); err != nil {
 			return event.Event{}, err
 		}
 	}

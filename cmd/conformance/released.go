@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/surfacelog/surface/impl/convert"
 	"github.com/surfacelog/surface/impl/released"
+	"github.com/surfacelog/surface/impl/session"
 )
 
 // releasedJSONL reports whether the file at path holds a released session
@@ -36,7 +38,8 @@ func releasedJSONL(path string) bool {
 
 // validateReleasedFile checks a released JSONL or .jsonl.zstd file by the
 // released rules (REL-1 to REL-5), read-only.
-func validateReleasedFile(path string, prog *progress, stdout io.Writer) int {
+func (v *validator) validateReleasedFile(path string) int {
+	prog, stdout := v.prog, v.out
 	f, err := os.Open(path)
 	if err != nil {
 		fmt.Fprintf(stdout, "%s: ERROR %v\n", path, err)
@@ -67,11 +70,12 @@ func validateReleasedFile(path string, prog *progress, stdout io.Writer) int {
 		}
 		note = fmt.Sprintf(" (a torn %s of %d bytes, from a crash during a write: the released system cuts it on resume)", what, l.TornBytes)
 	}
-	return checkReleased(path, l, prog, stdout, note)
+	return v.checkReleased(path, l, note)
 }
 
 // validateReleasedSQLite checks the sessions of a released database.
-func validateReleasedSQLite(path, sessionID string, prog *progress, stdout io.Writer) int {
+func (v *validator) validateReleasedSQLite(path string) int {
+	sessionID, prog, stdout := v.sessionID, v.prog, v.out
 	ids, err := released.SQLiteSessions(context.Background(), path)
 	if err != nil {
 		fmt.Fprintf(stdout, "%s: INVALID released: %s\n", path, err)
@@ -93,12 +97,13 @@ func validateReleasedSQLite(path, sessionID string, prog *progress, stdout io.Wr
 		if l.TornBytes > 0 {
 			note = fmt.Sprintf(" (%d rows after a hole, from a crash: the released system deletes them on resume)", l.TornBytes)
 		}
-		return checkReleased(label, l, prog, stdout, note)
+		return v.checkReleased(label, l, note)
 	}, stdout)
 }
 
 // checkReleased applies the released rules to a read log and reports.
-func checkReleased(name string, l *released.Log, prog *progress, stdout io.Writer, note string) int {
+func (v *validator) checkReleased(name string, l *released.Log, note string) int {
+	prog, stdout := v.prog, v.out
 	prog.phase("checking "+name, int64(len(l.Events)))
 	s, err := released.Check(l)
 	prog.set(int64(len(l.Events)))
@@ -106,6 +111,18 @@ func checkReleased(name string, l *released.Log, prog *progress, stdout io.Write
 	if err != nil {
 		fmt.Fprintf(stdout, "%s: INVALID released: %s\n", name, err)
 		return validInvalid
+	}
+	if v.strict {
+		// STRICT-8 on the log in this library's form: the conversion
+		// maps each released event to one event at the same index.
+		events, err := convert.FromReleased(l.Header.ID, s.Events)
+		if err == nil {
+			_, err = session.Seed(events, session.WithStrict())
+		}
+		if err != nil {
+			fmt.Fprintf(stdout, "%s: INVALID strict: %s\n", name, err)
+			return validInvalid
+		}
 	}
 	fmt.Fprintf(stdout, "%s: OK released format, %d events, %d surface nodes, %d messages%s\n", name, len(s.Events), len(s.Surface), len(s.Messages), note)
 	return validOK

@@ -2,15 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/persist"
 	"github.com/surfacelog/surface/impl/released"
 	"github.com/surfacelog/surface/impl/released/samples"
 )
@@ -151,4 +155,91 @@ func walSnapshot(t *testing.T, dir string) string {
 		fmt.Fprintf(&b, "%s %x\n", e.Name(), sha256.Sum256(data))
 	}
 	return b.String()
+}
+
+// TestValidateStrict (STRICT-8): --strict applies the strict rules to a
+// log of this library (JSONL, SQLite) and to a released one, with the same
+// exit codes; look-alike logs side by side, written by hand (not by the
+// library), pass and fail: a turn ended with its call answered, and one
+// ended with it pending; a released log with one turn/end, and one with a
+// second. Without --strict every one of them is valid.
+func TestValidateStrict(t *testing.T) {
+	dir := t.TempDir()
+	head := `{"type":"session","version":0,"id":"s","createdAt":1}`
+	lines := []string{
+		`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1,"trigger":{"kind":"message"}}}`,
+		`{"type":"user/message","seq":1,"time":1,"data":{"content":[{"type":"text","text":"q"}],"source":{"kind":"user"}},"surfaceOp":"append"}`,
+		`{"type":"assistant/message","seq":2,"time":1,"data":{"turn":1,"step":1,"content":[{"type":"tool-call","id":"c1","name":"read","arguments":{}}]},"surfaceOp":"append"}`,
+	}
+	answered := append(append([]string{head}, lines...),
+		`{"type":"tool/result","seq":3,"time":1,"data":{"turn":1,"step":1,"callId":"c1","content":[],"isError":false},"surfaceOp":"append"}`,
+		`{"type":"turn/end","seq":4,"time":1,"data":{"turn":1,"reason":{"kind":"completed"}}}`)
+	pending := append(append([]string{head}, lines...),
+		`{"type":"turn/end","seq":3,"time":1,"data":{"turn":1,"reason":{"kind":"completed"}}}`)
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	h := released.Header{ID: "r1", CreatedAt: 1}
+	once, err := released.Encode(h, [][]event.Event{releasedEvents}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := append(slices.Clone(releasedEvents), event.Event{Type: "turn/end", Seq: 3, Time: 4, Data: []byte(`{"turn":1,"reason":{"kind":"completed"}}`)})
+	twice, err := released.Encode(h, [][]event.Event{again}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		data   []byte
+		strict int
+		says   string
+	}{
+		{"answered.jsonl", []byte(strings.Join(answered, "\n") + "\n"), 0, "OK 5 events"},
+		{"pending.jsonl", []byte(strings.Join(pending, "\n") + "\n"), 1, "strict.calls_pending"},
+		{"released-once.jsonl", once, 0, "OK released format"},
+		{"released-twice.jsonl", twice, 1, "INVALID strict: strict.no_turn"},
+	} {
+		p := write(c.name, c.data)
+		before, _ := os.ReadFile(p)
+		if code, out := call("validate", "--progress", "never", p); code != 0 {
+			t.Errorf("%s without --strict: exit %d\n%s", c.name, code, out)
+		}
+		code, out := call("validate", "--progress", "never", "--strict", p)
+		if code != c.strict || !strings.Contains(out, c.says) {
+			t.Errorf("%s --strict: exit %d, want %d with %q\n%s", c.name, code, c.strict, c.says, out)
+		}
+		if after, _ := os.ReadFile(p); !bytes.Equal(before, after) {
+			t.Errorf("%s: validate changed the file", c.name)
+		}
+	}
+	// The look-alike pair in a SQLite store, written by a loose session.
+	db := filepath.Join(dir, "s.db")
+	for i, l := range [][]string{answered, pending} {
+		id := fmt.Sprintf("s%d", i)
+		st, err := persist.OpenSQLite(context.Background(), db, persist.Header{ID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var events []event.Event
+		for _, line := range l[1:] {
+			var e event.Event
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatal(err)
+			}
+			events = append(events, e)
+		}
+		if err := st.Append(context.Background(), events...); err != nil {
+			t.Fatal(err)
+		}
+		st.Close(context.Background())
+	}
+	code, out := call("validate", "--progress", "never", "--strict", db)
+	if code != 1 || !strings.Contains(out, `session "s0": OK`) || !strings.Contains(out, `session "s1": INVALID`) || !strings.Contains(out, "strict.calls_pending") {
+		t.Errorf("SQLite --strict: exit %d\n%s", code, out)
+	}
 }

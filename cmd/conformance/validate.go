@@ -34,7 +34,7 @@ const (
 // quadratic: for small logs) and must reach the same verdict.
 type validateOptions struct {
 	sessionID, progressMode, pgSchema *string
-	withModel                         *bool
+	withModel, strict                 *bool
 }
 
 func validateFlags(stderr io.Writer) (*flag.FlagSet, validateOptions) {
@@ -44,6 +44,7 @@ func validateFlags(stderr io.Writer) (*flag.FlagSet, validateOptions) {
 		sessionID:    fs.String("session", "", "SQLite or Postgres: only this session (default: every session)"),
 		pgSchema:     fs.String("pg-schema", "surface", "Postgres: the schema that holds the store's tables"),
 		withModel:    fs.Bool("model", false, "also check each log with the model (quadratic: small logs only) and require the same verdict"),
+		strict:       fs.Bool("strict", false, "also apply strict mode's rules (STRICT-2 to STRICT-8) to each log, as a resume with session.WithStrict() does; released logs are converted first"),
 		progressMode: fs.String("progress", "auto", "progress bar on stderr: auto (on a terminal, for runs over a second), always, never"),
 	}
 }
@@ -65,11 +66,22 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "conformance validate:", err)
 		return validInput
 	}
+	v := &validator{sessionID: *sessionID, withModel: *withModel, strict: *o.strict, prog: prog, out: stdout}
 	status := validOK
 	for _, path := range paths {
-		status = max(status, validatePath(path, *sessionID, *withModel, prog, stdout))
+		status = max(status, v.validatePath(path))
 	}
 	return status
+}
+
+// validator is one validate run: its options, its progress bar and where
+// it reports.
+type validator struct {
+	sessionID string
+	withModel bool // the model checks each log too
+	strict    bool // the strict rules apply to each log (STRICT-8)
+	prog      *progress
+	out       io.Writer
 }
 
 // pgSchema is the --pg-schema of the run.
@@ -77,9 +89,10 @@ var pgSchema = "surface"
 
 // validatePath checks one file (or Postgres database) and returns its exit
 // status.
-func validatePath(path, sessionID string, withModel bool, prog *progress, stdout io.Writer) int {
+func (v *validator) validatePath(path string) int {
+	sessionID, prog, stdout := v.sessionID, v.prog, v.out
 	if strings.HasPrefix(path, "postgres://") || strings.HasPrefix(path, "postgresql://") {
-		return validatePostgres(path, sessionID, withModel, prog, stdout)
+		return v.validatePostgres(path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -101,9 +114,9 @@ func validatePath(path, sessionID string, withModel bool, prog *progress, stdout
 	if bytes.Equal(magic[:n], []byte("SQLite format 3\x00")) {
 		f.Close()
 		if released.IsReleasedSQLite(context.Background(), path) {
-			return validateReleasedSQLite(path, sessionID, prog, stdout)
+			return v.validateReleasedSQLite(path)
 		}
-		return validateSQLite(path, sessionID, withModel, prog, stdout)
+		return v.validateSQLite(path)
 	}
 	if releasedJSONL(path) {
 		f.Close()
@@ -111,7 +124,7 @@ func validatePath(path, sessionID string, withModel bool, prog *progress, stdout
 			fmt.Fprintf(stdout, "%s: ERROR --session applies to databases; this is a JSONL file\n", path)
 			return validInput
 		}
-		return validateReleasedFile(path, prog, stdout)
+		return v.validateReleasedFile(path)
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		f.Close()
@@ -141,10 +154,11 @@ func validatePath(path, sessionID string, withModel bool, prog *progress, stdout
 	if torn > 0 {
 		note = fmt.Sprintf(" (a torn last line of %d bytes, from a crash during a write: the next writer quarantines and cuts it)", torn)
 	}
-	return checkLog(path, events, withModel, prog, stdout, note)
+	return v.checkLog(path, events, note)
 }
 
-func validateSQLite(path, sessionID string, withModel bool, prog *progress, stdout io.Writer) int {
+func (v *validator) validateSQLite(path string) int {
+	stdout := v.out
 	r, err := persist.OpenSQLiteReader(path)
 	if err != nil {
 		fmt.Fprintf(stdout, "%s: INVALID %s\n", path, err)
@@ -160,7 +174,7 @@ func validateSQLite(path, sessionID string, withModel bool, prog *progress, stdo
 		fmt.Fprintf(stdout, "%s: ERROR the database has no sessions\n", path)
 		return validInput
 	}
-	return validateSessions(path, ids, sessionID, func(id string) ([]event.Event, error) {
+	return v.validateSessions(path, ids, func(id string) ([]event.Event, error) {
 		events, err := r.Events(id)
 		if err != nil {
 			return nil, err
@@ -170,11 +184,12 @@ func validateSQLite(path, sessionID string, withModel bool, prog *progress, stdo
 			return nil, err
 		}
 		return events, persist.CheckSeedLength(h, len(events))
-	}, withModel, prog, stdout)
+	})
 }
 
 // validatePostgres checks the sessions of a Postgres store's database.
-func validatePostgres(url, sessionID string, withModel bool, prog *progress, stdout io.Writer) int {
+func (v *validator) validatePostgres(url string) int {
+	stdout := v.out
 	name := "postgres"
 	ids, err := persist.PostgresSessions(url, persist.WithPostgresSchema(pgSchema))
 	if err != nil {
@@ -185,22 +200,23 @@ func validatePostgres(url, sessionID string, withModel bool, prog *progress, std
 		fmt.Fprintf(stdout, "%s: ERROR the database has no sessions (in schema %q)\n", name, pgSchema)
 		return validInput
 	}
-	return validateSessions(name, ids, sessionID, func(id string) ([]event.Event, error) {
+	return v.validateSessions(name, ids, func(id string) ([]event.Event, error) {
 		return persist.ReadPostgres(url, id, persist.WithPostgresSchema(pgSchema))
-	}, withModel, prog, stdout)
+	})
 }
 
 // validateSessions checks the sessions ids of the database name, or only
 // sessionID when it is set, reading each with read.
-func validateSessions(name string, ids []string, sessionID string, read func(id string) ([]event.Event, error), withModel bool, prog *progress, stdout io.Writer) int {
-	return validateSessionsWith(name, ids, sessionID, func(id, label string) int {
+func (v *validator) validateSessions(name string, ids []string, read func(id string) ([]event.Event, error)) int {
+	prog, stdout := v.prog, v.out
+	return validateSessionsWith(name, ids, v.sessionID, func(id, label string) int {
 		prog.phase("reading "+label, -1)
 		events, err := read(id)
 		if err != nil {
 			fmt.Fprintf(stdout, "%s: INVALID %s\n", label, err)
 			return exitFor(err)
 		}
-		return checkLog(label, events, withModel, prog, stdout, "")
+		return v.checkLog(label, events, "")
 	}, stdout)
 }
 
@@ -223,12 +239,17 @@ func validateSessionsWith(name string, ids []string, sessionID string, check fun
 
 // checkLog seeds a session with the log (every rule, SURF-18), as a
 // resume does, and reports whether repair would append closers.
-func checkLog(name string, events []event.Event, withModel bool, prog *progress, stdout io.Writer, note string) int {
+func (v *validator) checkLog(name string, events []event.Event, note string) int {
+	prog, stdout := v.prog, v.out
 	prog.phase("checking "+name, int64(len(events)))
-	s, err := session.Seed(events, session.WithSeedProgress(func(done, _ int) { prog.set(int64(done)) }))
+	opts := []session.Option{session.WithSeedProgress(func(done, _ int) { prog.set(int64(done)) })}
+	if v.strict {
+		opts = append(opts, session.WithStrict())
+	}
+	s, err := session.Seed(events, opts...)
 	prog.finish()
-	if withModel {
-		if d := modelDisagrees(events, err); d != "" {
+	if v.withModel {
+		if d := modelDisagrees(events, err, v.strict); d != "" {
 			fmt.Fprintf(stdout, "%s: DISAGREE %s\n", name, d)
 			return validInvalid
 		}
@@ -271,8 +292,12 @@ func whatIsOpen(closers []event.Event) string {
 
 // modelDisagrees returns why the model's verdict on events differs from
 // the library's (err), or "".
-func modelDisagrees(events []event.Event, err error) string {
-	_, merr := model.Derive(events)
+func modelDisagrees(events []event.Event, err error, strict bool) string {
+	var opts []model.Option
+	if strict {
+		opts = append(opts, model.WithStrict())
+	}
+	_, merr := model.SeedSession(events, func() int64 { return 0 }, opts...)
 	if event.CodeOf(merr) != event.CodeOf(err) {
 		return fmt.Sprintf("the library says %q, the model %q", event.CodeOf(err), event.CodeOf(merr))
 	}

@@ -583,29 +583,81 @@ func strictVectors() []conformance.Vector {
 			ap(event.TypeTurnStart, turnStart, nil), ap(event.TypeTurnStart, `{"turn":2,"trigger":{"kind":"message"}}`, nil),
 			ap(event.TypeStepStart, `{"turn":1,"step":1}`, nil), ap(event.TypeStepEnd, `{"turn":1,"step":1}`, nil), ap(event.TypeTurnEnd, turnEnd, nil),
 			ap(event.TypeStepEnd, `{"turn":1,"step":1}`, nil), ap(event.TypeTurnStart, `{"turn":2,"trigger":{"kind":"message"}}`, nil)}), nil},
-		{"results", "a result must answer a pending call of the open turn: not one never made, not one already answered, not outside a turn", in(open, []ops.Step{
+		{"outside_turn", "assistant messages, chunks, tool calls and results outside a turn", in([]ops.Step{
+			ap(event.TypeAssistantMessage, calls("a"), app()),
+			ap(event.TypeAssistantChunk, `{"turn":1,"step":1,"chunk":{"type":"text-delta","text":"h"}}`, nil),
+			toolCall("a", `"{}"`), result("a"),
+			ap(event.TypeTurnStart, turnStart, nil), ap(event.TypeAssistantMessage, calls("a"), app())}), nil},
+		{"wrong_turn", "events of the open turn must carry its number: turn/end, step/*, assistant messages, tool calls and results of turn 2 while turn 1 is open", in([]ops.Step{
+			ap(event.TypeTurnStart, turnStart, nil),
+			ap(event.TypeStepStart, `{"turn":2,"step":1}`, nil), ap(event.TypeStepStart, `{"turn":1,"step":1}`, nil),
+			ap(event.TypeAssistantMessage, `{"turn":2,"step":1,"content":[{"type":"tool-call","id":"a","name":"read","arguments":{}}]}`, app()),
+			ap(event.TypeAssistantMessage, calls("a"), app()),
+			ap(event.TypeToolCall, `{"turn":2,"step":1,"callId":"a","name":"read","arguments":"{}"}`, nil),
+			ap(event.TypeToolResult, `{"turn":2,"step":1,"callId":"a","content":[],"isError":false}`, app()),
+			result("a"), ap(event.TypeStepEnd, `{"turn":2,"step":1}`, nil), ap(event.TypeStepEnd, `{"turn":1,"step":1}`, nil),
+			ap(event.TypeTurnEnd, `{"turn":2,"reason":{"kind":"completed"}}`, nil), ap(event.TypeTurnEnd, turnEnd, nil)}), nil},
+		{"results", "a result must answer a call the session made and has not had answered: not one never made, not one already answered (in this step or an earlier one), not outside a turn", in(open, []ops.Step{
 			ap(event.TypeAssistantMessage, calls("a"), app()), result("b"), result("a"), result("a"),
-			ap(event.TypeStepEnd, `{"turn":1,"step":1}`, nil), ap(event.TypeTurnEnd, turnEnd, nil), result("a")}), nil},
-		{"pending", "no user, context or steering message between calls and their results; steering only for the open turn", in(open, []ops.Step{
+			ap(event.TypeStepEnd, `{"turn":1,"step":1}`, nil), result("a"), ap(event.TypeTurnEnd, turnEnd, nil), result("a")}), nil},
+		{"pending", "no user, context or steering message, no step/end and no turn/end while calls have no result; steering only for the open turn", in(open, []ops.Step{
 			ap(event.TypeAssistantMessage, calls("a", "b"), app()),
 			ap(event.TypeUserMessage, user, app()), steering("1"), ap(event.TypeContextMessage, `{"content":[{"type":"text","text":"ctx"}],"source":{"kind":"plugin"}}`, app()),
+			ap(event.TypeStepEnd, `{"turn":1,"step":1}`, nil), ap(event.TypeTurnEnd, turnEnd, nil),
 			result("a"), ap(event.TypeUserMessage, user, app()), result("b"),
 			steering("2"), steering("1"), ap(event.TypeUserMessage, user, app())}), nil},
-		{"replace_not_checked", "a replace is not checked by the strict rules: a shorter result for an answered call, a summary while a call is pending", in(open, []ops.Step{
-			ap(event.TypeAssistantMessage, calls("a"), app()), result("a"),
-			ap(event.TypeToolResult, `{"turn":1,"step":1,"callId":"a","content":[],"isError":false}`, rep(4, 4, 4)),
-			ap(event.TypeAssistantMessage, calls("c"), app()),
-			ap(event.TypeUserMessage, user, rep(1, 6, 1, 3, 5, 6))}), []string{"STRICT-1"}},
-		{"seed_and_repair_not_checked", "a seed loads a log that breaks the strict rules; repair's closers are accepted; later appends are checked", []conformance.Step{strict,
+		{"pending_across_steps", "a call stays pending into the next step until it is answered", in(open, []ops.Step{
+			ap(event.TypeAssistantMessage, calls("a"), app()), ap(event.TypeStepStart, `{"turn":1,"step":2}`, nil),
+			ap(event.TypeUserMessage, user, app()), ap(event.TypeTurnEnd, turnEnd, nil),
+			ap(event.TypeToolResult, `{"turn":1,"step":2,"callId":"a","content":[],"isError":false}`, app()),
+			ap(event.TypeStepEnd, `{"turn":1,"step":2}`, nil), ap(event.TypeTurnEnd, turnEnd, nil)}), nil},
+		{"call_reused", "a call id is used once in a session: not twice in one message, not again in a later turn", in(open, []ops.Step{
+			ap(event.TypeAssistantMessage, calls("a", "a"), app()), ap(event.TypeAssistantMessage, calls("a"), app()), result("a"),
+			ap(event.TypeStepEnd, `{"turn":1,"step":1}`, nil), ap(event.TypeTurnEnd, turnEnd, nil),
+			ap(event.TypeTurnStart, `{"turn":2,"trigger":{"kind":"message"}}`, nil),
+			ap(event.TypeAssistantMessage, `{"turn":2,"step":1,"content":[{"type":"tool-call","id":"a","name":"read","arguments":{}}]}`, app()),
+			ap(event.TypeAssistantMessage, `{"turn":2,"step":1,"content":[{"type":"tool-call","id":"c","name":"read","arguments":{}}]}`, app())}), nil},
+		// Seqs: 0 turn/start, 1 the prompt, 2 step/start, 3 calls a and b,
+		// 4 a's result, 5 b's result, 6 call c (pending).
+		{"replace_unbalanced", "a replace must keep each call with its result: refused are a summary folding a call and leaving its results, folding a result and leaving its call, folding a pending call; a result placed before its call, a second result, a second message making a call, a result for a call never made, calls remade with their results folded, one result for two; answered calls remade (repair would take them for pending), a call remade twice, a new call made by a replace; accepted are a prune, a message remaking the pending call, a summary folding calls with their results, and a summary while a call outside the range is pending", in(open, []ops.Step{
+			ap(event.TypeAssistantMessage, calls("a", "b"), app()), result("a"), result("b"), ap(event.TypeAssistantMessage, calls("c"), app()),
+			ap(event.TypeUserMessage, user, rep(3, 3, 3)),
+			ap(event.TypeUserMessage, user, rep(4, 4, 4)),
+			ap(event.TypeUserMessage, user, rep(3, 4, 3, 4)),
+			ap(event.TypeUserMessage, user, rep(6, 6, 6)),
+			ap(event.TypeToolResult, `{"turn":1,"step":1,"callId":"c","content":[],"isError":false}`, rep(1, 1, 1)),
+			ap(event.TypeToolResult, `{"turn":1,"step":1,"callId":"a","content":[],"isError":false}`, rep(1, 1, 1)),
+			ap(event.TypeAssistantMessage, calls("a"), rep(1, 1, 1)),
+			ap(event.TypeToolResult, `{"turn":1,"step":1,"callId":"zz","content":[],"isError":false}`, rep(1, 1, 1)),
+			ap(event.TypeAssistantMessage, calls("a", "b"), rep(3, 5, 3, 4, 5)),
+			ap(event.TypeToolResult, `{"turn":1,"step":1,"callId":"a","content":[],"isError":false}`, rep(4, 5, 4, 5)),
+			ap(event.TypeToolResult, `{"turn":1,"step":1,"callId":"a","content":[{"type":"text","text":"[pruned]"}],"isError":false}`, rep(4, 4, 4)),
+			ap(event.TypeAssistantMessage, calls("c"), rep(6, 6, 6)),
+			ap(event.TypeAssistantMessage, calls("a", "b"), rep(3, 3, 3)),
+			ap(event.TypeAssistantMessage, calls("c", "c"), rep(8, 8, 8)),
+			ap(event.TypeAssistantMessage, calls("c", "d"), rep(8, 8, 8)),
+			ap(event.TypeUserMessage, user, rep(8, 8, 8)),
+			ap(event.TypeUserMessage, user, rep(1, 5, 1, 3, 7, 5))}), []string{"STRICT-1", "STRICT-7"}},
+		{"seed_checked", "a seed in strict mode checks each loaded event as if appended, and is refused at the first that breaks a strict rule", []conformance.Step{strict,
 			{Op: "seed", Lines: &[]string{
 				`{"type":"turn/start","seq":0,"time":1,"data":` + turnStart + `}`,
-				`{"type":"turn/start","seq":1,"time":1,"data":` + turnStart + `}`,
-				`{"type":"assistant/message","seq":2,"time":1,"data":` + calls("a", "b") + `,"surfaceOp":"append"}`,
-				`{"type":"tool/result","seq":3,"time":1,"data":{"turn":1,"step":1,"callId":"z","content":[],"isError":false},"surfaceOp":"append"}`,
+				`{"type":"assistant/message","seq":1,"time":1,"data":` + calls("a", "b") + `,"surfaceOp":"append"}`,
+				`{"type":"tool/result","seq":2,"time":1,"data":{"turn":1,"step":1,"callId":"a","content":[],"isError":false},"surfaceOp":"append"}`,
+				`{"type":"turn/end","seq":3,"time":1,"data":` + turnEnd + `}`,
+				`{"type":"turn/start","seq":4,"time":1,"data":` + turnStart + `}`,
+			}}}, []string{"STRICT-8"}},
+		{"seed_and_repair", "a seed in strict mode loads a log strict mode wrote, cut off by a crash; repair's closers are accepted; later appends are checked", []conformance.Step{strict,
+			{Op: "seed", Lines: &[]string{
+				`{"type":"turn/start","seq":0,"time":1,"data":` + turnStart + `}`,
+				`{"type":"user/message","seq":1,"time":1,"data":` + user + `,"surfaceOp":"append"}`,
+				`{"type":"step/start","seq":2,"time":1,"data":{"turn":1,"step":1}}`,
+				`{"type":"assistant/message","seq":3,"time":1,"data":` + calls("a", "b") + `,"surfaceOp":"append"}`,
+				`{"type":"tool/result","seq":4,"time":1,"data":{"turn":1,"step":1,"callId":"a","content":[],"isError":false},"surfaceOp":"append"}`,
 			}},
-			conformance.FromOps([]ops.Step{ap(event.TypeUserMessage, user, app())})[0],
 			{Op: "repair"},
-			conformance.FromOps([]ops.Step{ap(event.TypeTurnEnd, turnEnd, nil)})[0]}, []string{"STRICT-1"}},
+			conformance.FromOps([]ops.Step{ap(event.TypeTurnEnd, turnEnd, nil)})[0],
+			conformance.FromOps([]ops.Step{ap(event.TypeTurnStart, `{"turn":2,"trigger":{"kind":"message"}}`, nil)})[0],
+			conformance.FromOps([]ops.Step{ap(event.TypeAssistantMessage, `{"turn":2,"step":1,"content":[{"type":"tool-call","id":"b","name":"read","arguments":{}}]}`, app())})[0]}, []string{"STRICT-8"}},
 	}
 	var out []conformance.Vector
 	for _, c := range cases {
@@ -613,7 +665,12 @@ func strictVectors() []conformance.Vector {
 	}
 	// The same traffic without strict mode is accepted: the rules above
 	// are a mode, not part of the surface's rules.
-	loose := cases[3].steps[1:]
+	var loose []conformance.Step
+	for _, c := range cases {
+		if c.name == "pending" {
+			loose = c.steps[1:]
+		}
+	}
 	out = append(out, vector("strict.off.pending_accepted.001", conformance.TierRequired, "without strict mode the pending-calls traffic is accepted", loose))
 	return out
 }

@@ -97,12 +97,18 @@ const (
 	CodeStrictTurnOpen Code = "strict.turn_open"
 	// CodeStrictNoTurn (STRICT-3): Strict mode: a turn/end, step/start or step/end outside a turn, or a steering/message for a turn that is not the open one.
 	CodeStrictNoTurn Code = "strict.no_turn"
-	// CodeStrictCallUnknown (STRICT-4): Strict mode: a tool/result for a call the open turn never made.
+	// CodeStrictWrongTurn (STRICT-3): Strict mode: a turn/end, step/start, step/end, assistant message or chunk, tool/call or tool/result whose turn is not the open turn's number.
+	CodeStrictWrongTurn Code = "strict.wrong_turn"
+	// CodeStrictCallUnknown (STRICT-4): Strict mode: a tool/result for a call the session never made, or outside any turn.
 	CodeStrictCallUnknown Code = "strict.call_unknown"
 	// CodeStrictCallAnswered (STRICT-4): Strict mode: a second tool/result for a call already answered.
 	CodeStrictCallAnswered Code = "strict.call_answered"
-	// CodeStrictCallsPending (STRICT-5): Strict mode: a user, context or steering message appended while tool calls of the open turn have no result.
+	// CodeStrictCallsPending (STRICT-5): Strict mode: a user, context or steering message, or a turn/end, appended while tool calls have no result (in any turn or step).
 	CodeStrictCallsPending Code = "strict.calls_pending"
+	// CodeStrictCallReused (STRICT-6): Strict mode: an assistant message makes a tool call whose id an earlier call of the session used, or uses one id twice.
+	CodeStrictCallReused Code = "strict.call_reused"
+	// CodeStrictReplaceUnbalanced (STRICT-7): Strict mode: a replace whose range separates a tool call from its result, or folds a call that has no result yet (unless the replacing node makes that call or gives that result itself).
+	CodeStrictReplaceUnbalanced Code = "strict.replace_unbalanced"
 	// CodeVocabularyInvalid (SURF-3): A program registered an event type whose name is empty or has surrounding space, that is in the catalog already, registered twice or surface-eligible, or one of whose fields has no name, is named twice, has a kind SURF-5 does not list or an enum on a non-string.
 	CodeVocabularyInvalid Code = "vocabulary.invalid"
 	// CodeForkBoundaryOutOfRange (SURF-24): The fork boundary is not the seq of an event in the log.
@@ -193,9 +199,12 @@ var allCodes = []Code{
 	CodeStrictArgumentsNotObject,
 	CodeStrictTurnOpen,
 	CodeStrictNoTurn,
+	CodeStrictWrongTurn,
 	CodeStrictCallUnknown,
 	CodeStrictCallAnswered,
 	CodeStrictCallsPending,
+	CodeStrictCallReused,
+	CodeStrictReplaceUnbalanced,
 	CodeVocabularyInvalid,
 	CodeForkBoundaryOutOfRange,
 	CodeForkOpenTurn,
@@ -284,10 +293,13 @@ var CodeRule = map[Code]string{
 	CodeSourcesNotEarlier:           "SURF-9",
 	CodeStrictArgumentsNotObject:    "STRICT-2",
 	CodeStrictCallAnswered:          "STRICT-4",
+	CodeStrictCallReused:            "STRICT-6",
 	CodeStrictCallUnknown:           "STRICT-4",
 	CodeStrictCallsPending:          "STRICT-5",
 	CodeStrictNoTurn:                "STRICT-3",
+	CodeStrictReplaceUnbalanced:     "STRICT-7",
 	CodeStrictTurnOpen:              "STRICT-3",
+	CodeStrictWrongTurn:             "STRICT-3",
 	CodeUnknownType:                 "SURF-3",
 	CodeVocabularyInvalid:           "SURF-3",
 }

@@ -122,3 +122,31 @@ func ToolCallIDs(data []byte) []string {
 	}
 	return ids
 }
+
+// ToolCallBlock is a tool-call block of an assistant message: its id,
+// its name and its arguments as stored (raw JSON; nil when absent).
+type ToolCallBlock struct {
+	ID        string
+	Name      string
+	Arguments []byte
+}
+
+// ToolCalls returns the tool-call blocks of an assistant message's data
+// whose id is a string, in order (the calls ToolCallIDs lists).
+func ToolCalls(data []byte) []ToolCallBlock {
+	content, _ := ObjectMember(data, "content")
+	var out []ToolCallBlock
+	for _, b := range ArrayElements(content) {
+		if t, _ := ObjectMember(b, "type"); string(t) != `"tool-call"` {
+			continue
+		}
+		raw, ok := ObjectMember(b, "id")
+		var id string
+		if !ok || json.Unmarshal(raw, &id) != nil {
+			continue
+		}
+		args, _ := ObjectMember(b, "arguments")
+		out = append(out, ToolCallBlock{ID: id, Name: StringMember(b, "name"), Arguments: args})
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -18,6 +19,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/message"
+	"github.com/surfacelog/surface/impl/session"
 	"github.com/surfacelog/surface/internal/pgtest"
 )
 
@@ -376,5 +379,126 @@ func TestShortChildRefused(t *testing.T) {
 	defer sq.Close(context.Background())
 	if _, _, err := Resume(context.Background(), sq); !errors.Is(err, event.CodePersistForkIncomplete) {
 		t.Fatalf("resume of a short SQLite child: %v", err)
+	}
+}
+
+// TestForkKeepsOptions: a stored fork of a strict session with a
+// vocabulary and an estimator is strict, knows the types and counts
+// tokens the same way; an option given to Fork overrides the parent's.
+func TestForkKeepsOptions(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	voc, err := event.NewVocabulary(event.TypeSpec{Type: "app/note"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	est := func(message.Message) int { return 1000 }
+	st, err := OpenJSONL(ctx, filepath.Join(dir, "p.jsonl"), Header{ID: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, _, err := Resume(ctx, st, session.WithStrict(), session.WithVocabulary(voc), session.WithTokenEstimator(est))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer parent.Close(ctx)
+	ap := event.AppendIntent()
+	mustAppend(t, parent.Session, event.TypeTurnStart, `{"turn":1,"trigger":{"kind":"message"}}`, nil)
+	mustAppend(t, parent.Session, event.TypeUserMessage, `{"content":[{"type":"text","text":"q"}],"source":{"kind":"user"}}`, &ap)
+	end := mustAppend(t, parent.Session, event.TypeTurnEnd, `{"turn":1,"reason":{"kind":"completed"}}`, nil)
+	for _, override := range []bool{false, true} {
+		name := fmt.Sprintf("c%v", override)
+		dst, err := OpenJSONL(ctx, filepath.Join(dir, name+".jsonl"), Header{ID: name, ParentSession: "p"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var opts []session.Option
+		if override {
+			opts = append(opts, session.WithTokenEstimator(func(message.Message) int { return 7 }))
+		}
+		child, err := Fork(ctx, parent, end.Seq, dst, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := child.Append(event.TypeStepStart, json.RawMessage(`{"turn":1,"step":1}`), nil); !errors.Is(err, event.CodeStrictNoTurn) {
+			t.Fatalf("%s: the stored child is not strict: %v", name, err)
+		}
+		if _, err := child.Append("app/note", json.RawMessage(`{}`), nil); err != nil {
+			t.Fatalf("%s: the stored child does not know the parent's type: %v", name, err)
+		}
+		want := 1000
+		if override {
+			want = 7
+		}
+		if got := child.Tokens(); got != want {
+			t.Fatalf("%s: tokens %d, want %d", name, got, want)
+		}
+		child.Close(ctx)
+	}
+}
+
+func mustAppend(t *testing.T, s *session.Session, typ event.Type, data string, in *event.Intent) event.Event {
+	t.Helper()
+	e, err := s.Append(typ, json.RawMessage(data), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// TestResumeStrict (STRICT-8): a resume in strict mode checks what it
+// loads. A log that ended a turn with a call unanswered is refused at
+// that event, with its line, and the file is left as it was; without
+// strict mode it loads. A log a strict session wrote and a crash cut off
+// loads in strict mode, is repaired, and loads again.
+func TestResumeStrict(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	head := `{"type":"session","version":0,"id":"s","createdAt":1}`
+	open := []string{head,
+		`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1,"trigger":{"kind":"message"}}}`,
+		`{"type":"assistant/message","seq":1,"time":1,"data":{"turn":1,"step":1,"content":[{"type":"tool-call","id":"c1","name":"read","arguments":{}}]},"surfaceOp":"append"}`}
+	bad := filepath.Join(dir, "bad.jsonl")
+	text := strings.Join(append(open, `{"type":"turn/end","seq":2,"time":1,"data":{"turn":1,"reason":{"kind":"completed"}}}`), "\n") + "\n"
+	if err := os.WriteFile(bad, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := OpenJSONL(ctx, bad, Header{ID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = Resume(ctx, st, session.WithStrict())
+	var ee *event.Error
+	if !errors.As(err, &ee) || ee.Code != event.CodeStrictCallsPending || ee.Seq != 2 || ee.Index != 2 || !strings.Contains(ee.Detail, "line 4") {
+		t.Fatalf("strict resume of a turn ended with a call pending: %#v", err)
+	}
+	st.Close(ctx)
+	if b, _ := os.ReadFile(bad); string(b) != text {
+		t.Fatalf("a refused strict resume changed the file:\n%s", b)
+	}
+	st, _ = OpenJSONL(ctx, bad, Header{ID: "s"})
+	if s, _, err := Resume(ctx, st); err != nil {
+		t.Fatalf("a loose resume: %v", err)
+	} else {
+		s.Close(ctx)
+	}
+
+	crashed := filepath.Join(dir, "crashed.jsonl")
+	if err := os.WriteFile(crashed, []byte(strings.Join(open, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 2; round++ {
+		st, err := OpenJSONL(ctx, crashed, Header{ID: "s"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, rep, err := Resume(ctx, st, session.WithStrict())
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if want := map[int]int{0: 2, 1: 0}[round]; len(rep.Closers) != want {
+			t.Fatalf("round %d: %d closers, want %d", round, len(rep.Closers), want)
+		}
+		s.Close(ctx)
 	}
 }

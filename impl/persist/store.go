@@ -297,7 +297,10 @@ func fork(ctx context.Context, src *Session, boundary int64, dst Store, opts []s
 	if dst.Report().Events != 0 {
 		return nil, event.Errorf(event.CodePersistConflict, -1, "fork target is not empty")
 	}
-	child, err := src.Session.Fork(boundary)
+	// The child keeps src's options (session.Session.Fork), then opts; its
+	// writes go to dst. Nothing is appended to it before it is returned,
+	// so the write-ahead is in place before dst holds the seed.
+	s, err := src.Session.Fork(boundary, append(slices.Clip(opts), session.WithWriteAhead(writeAhead(dst)))...)
 	if err != nil {
 		return nil, err
 	}
@@ -311,16 +314,10 @@ func fork(ctx context.Context, src *Session, boundary int64, dst Store, opts []s
 		return nil, err
 	}
 	if sw, ok := dst.(seedWriter); ok {
-		err = sw.writeSeed(ctx, h, child.Events())
+		err = sw.writeSeed(ctx, h, s.Events())
 	} else {
-		err = dst.Append(ctx, child.Events()...)
+		err = dst.Append(ctx, s.Events()...)
 	}
-	if err != nil {
-		detach(dst)
-		return nil, err
-	}
-	opts = append(opts, session.WithWriteAhead(writeAhead(dst)))
-	s, err := session.Seed(child.Events(), opts...)
 	if so, ok := dst.(observed); ok && err == nil && s.Observer() != nil {
 		so.setObserver(s.Observer())
 	}

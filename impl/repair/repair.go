@@ -16,6 +16,8 @@ const InterruptedText = "Tool call interrupted by a crash; no result was recorde
 
 type call struct {
 	id      string
+	name    string          // the tool-call block's name
+	args    json.RawMessage // and its arguments, as stored
 	step    json.RawMessage // the step of the registering assistant/message
 	host    int64           // seq of the registering assistant/message
 	callSeq int64           // seq of the tool/call, or -1
@@ -79,16 +81,17 @@ func (st *State) Fold(e *event.Event) {
 		st.clearCalls()
 	case event.TypeAssistantMessage:
 		msgStep, _ := event.ObjectMember(e.Data, "step")
-		for _, id := range event.ToolCallIDs(e.Data) {
+		for _, b := range event.ToolCalls(e.Data) {
+			id := b.ID
 			if c, seen := st.byID[id]; seen {
 				// Re-registration keeps the position, forgets the rest.
 				if !c.open {
 					st.npending++
 				}
-				*c = call{id: id, step: msgStep, host: e.Seq, callSeq: -1, open: true}
+				*c = call{id: id, name: b.Name, args: b.Arguments, step: msgStep, host: e.Seq, callSeq: -1, open: true}
 				continue
 			}
-			c := &call{id: id, step: msgStep, host: e.Seq, callSeq: -1, open: true}
+			c := &call{id: id, name: b.Name, args: b.Arguments, step: msgStep, host: e.Seq, callSeq: -1, open: true}
 			st.byID[id] = c
 			st.calls = append(st.calls, c)
 			st.npending++
@@ -149,6 +152,25 @@ type Call struct {
 	MessageSeq, CallSeq int64
 	// Step is the step of that message, as the log wrote it (JSON).
 	Step json.RawMessage
+	// Name is the tool the model called, and Arguments the arguments it
+	// gave, as the tool-call block holds them: a JSON object, or a string
+	// holding one's text (the seed system's form; ArgumentsText gives the
+	// text either way).
+	Name      string
+	Arguments json.RawMessage
+}
+
+// ArgumentsText is the JSON text of the call's arguments: the string's
+// content when they are a string, else their JSON; "{}" when absent.
+func (c Call) ArgumentsText() string {
+	var s string
+	if json.Unmarshal(c.Arguments, &s) == nil {
+		return s
+	}
+	if len(c.Arguments) == 0 {
+		return "{}"
+	}
+	return string(c.Arguments)
 }
 
 // Pending returns the calls of the open turn that have no result yet, in
@@ -157,7 +179,7 @@ func (st *State) Pending() []Call {
 	out := make([]Call, 0, st.npending)
 	for _, c := range st.calls {
 		if c.open {
-			out = append(out, Call{ID: c.id, MessageSeq: c.host, CallSeq: c.callSeq, Step: c.step})
+			out = append(out, Call{ID: c.id, MessageSeq: c.host, CallSeq: c.callSeq, Step: c.step, Name: c.name, Arguments: c.args})
 		}
 	}
 	return out

@@ -120,6 +120,9 @@ type Session struct {
 	// calls, open compaction), folded up to ledgerAt events.
 	ledger   repair.State
 	ledgerAt int
+	// strictLedger is strict mode's (STRICT-4 to STRICT-7), folded from
+	// the log only in strict mode.
+	strictLedger strictState
 	// repairing is set while Repair appends its closers, which strict
 	// mode always accepts.
 	repairing bool
@@ -195,6 +198,9 @@ func Seed(events []event.Event, opts ...Option) (*Session, error) {
 			err.Index = i
 			return nil, err
 		}
+		if err := s.strictLoad(&e, i); err != nil {
+			return nil, err
+		}
 		s.log = append(s.log, e)
 		if s.cfg.trace != nil {
 			s.traceEvent(&s.log[len(s.log)-1])
@@ -210,6 +216,23 @@ func Seed(events []event.Event, opts ...Option) (*Session, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// strictLoad checks the loaded event e, the i-th, against the strict rules
+// when the session is in strict mode (STRICT-8): a seed, a resume or a
+// fork in strict mode loads only a log strict mode would have written.
+func (s *Session) strictLoad(e *event.Event, i int) *event.Error {
+	if !s.cfg.strict {
+		return nil
+	}
+	s.foldLedger()
+	s.strictLedger.fold(s.log)
+	if err := strictCheck(&s.ledger, &s.strictLedger, s.log, s.mgr, e); err != nil {
+		err.Index = i
+		err.Detail = "the loaded log breaks a strict rule: " + err.Detail
+		return err
+	}
+	return nil
 }
 
 // finishSeed folds the last seeded event into the surface, so that a
@@ -264,6 +287,9 @@ func SeedLog(l *event.Log, opts ...Option) (*Session, error) {
 		e := &events[i]
 		if err := s.mgr.ValidateWith(s.log, e, check); err != nil {
 			err.Index = i
+			return nil, err
+		}
+		if err := s.strictLoad(e, i); err != nil {
 			return nil, err
 		}
 		s.log = s.log[:i+1]
@@ -424,7 +450,8 @@ func (s *Session) commitOnly(ctx context.Context, e event.Event) (event.Event, e
 	}
 	if s.cfg.strict && !s.repairing {
 		s.foldLedger()
-		if err := strictCheck(&s.ledger, &e); err != nil {
+		s.strictLedger.fold(s.log)
+		if err := strictCheck(&s.ledger, &s.strictLedger, s.log, s.mgr, &e); err != nil {
 			return event.Event{}, err
 		}
 	}
@@ -490,7 +517,8 @@ func (s *Session) commitRun(ctx context.Context, run []event.Event) ([]event.Eve
 		}
 		if strict {
 			s.foldLedger()
-			if err := strictCheck(&s.ledger, &e); err != nil {
+			s.strictLedger.fold(s.log)
+			if err := strictCheck(&s.ledger, &s.strictLedger, s.log, s.mgr, &e); err != nil {
 				rejected = err
 				break
 			}
@@ -528,6 +556,7 @@ func (s *Session) commitRun(ctx context.Context, run []event.Event) ([]event.Eve
 		s.ahead = false
 		if err != nil {
 			s.rebuild()
+			s.strictLedger.reset() // it had folded what was not written
 			return nil, err
 		}
 		s.log = written
@@ -771,9 +800,10 @@ func (s *Session) Provenance(seq int64) ([]int64, error) {
 
 // Fork returns a new session seeded with the events 0..boundary of this
 // one (SURF-24). The boundary event must exist and be a turn/end. The new
-// session has this session's options except WithWriteAhead and WithTrace;
-// this session is unchanged.
-func (s *Session) Fork(boundary int64) (*Session, error) {
+// session has this session's options (strict mode, vocabulary, token
+// estimator, observer, ...) except WithWriteAhead and WithTrace, then opts,
+// which add to or override them; this session is unchanged.
+func (s *Session) Fork(boundary int64, opts ...Option) (*Session, error) {
 	s.mu.Lock()
 	if boundary < 0 || boundary >= int64(len(s.log)) {
 		n := len(s.log)
@@ -789,5 +819,6 @@ func (s *Session) Fork(boundary int64) (*Session, error) {
 	s.mu.Unlock()
 	// The child does not inherit the parent's write-ahead or trace: it is a
 	// new log.
-	return Seed(prefix, append(slices.Clone(s.opts), WithWriteAhead(nil), func(c *config) { c.trace = nil })...)
+	all := append(slices.Clone(s.opts), WithWriteAhead(nil), func(c *config) { c.trace = nil })
+	return Seed(prefix, append(all, opts...)...)
 }

@@ -44,10 +44,13 @@ func TestSteerWhenBalanced(t *testing.T) {
 	if len(events) != int(last.Seq)+2 || events[last.Seq+1].Type != event.TypeSteeringMessage {
 		t.Fatalf("the held message was not appended right after the last result: %v", events[len(events)-1].Type)
 	}
-	// Held, then the turn ends: dropped.
+	// Held, then the turn ends (a repair answers the call and ends it):
+	// dropped, never appended after its turn.
 	must(s.Append(event.TypeAssistantMessage, raw(`{"turn":1,"step":2,"content":[{"type":"tool-call","id":"c","name":"read","arguments":{}}]}`), ap))
 	s.SteerWhenBalanced(steer)
-	must(s.Append(event.TypeTurnEnd, raw(`{"turn":1,"reason":{"kind":"aborted"}}`), nil))
+	if _, err := s.Repair(); err != nil {
+		t.Fatal(err)
+	}
 	must(s.Append(event.TypeTurnStart, raw(`{"turn":2,"trigger":{"kind":"message"}}`), nil))
 	if s.DroppedSteering() != 1 {
 		t.Fatalf("dropped %d, want 1", s.DroppedSteering())

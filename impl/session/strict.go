@@ -2,9 +2,11 @@ package session
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/repair"
+	"github.com/surfacelog/surface/impl/surface"
 )
 
 // WithStrict puts the session in strict mode (spec/README.md, STRICT-1
@@ -17,14 +19,75 @@ import (
 // resumes load any valid log; repair's closers are always accepted.
 func WithStrict() Option { return func(c *config) { c.strict = true } }
 
-// strictCheck applies the strict rules to candidate e, given the ledger
-// of the log before it (STRICT-2 to STRICT-5).
-func strictCheck(st *repair.State, e *event.Event) *event.Error {
-	if event.IsSurface(e.Type) && e.Op.Kind != event.OpAppend {
-		return nil // STRICT-1: a replace is not checked
+// strictState is what strict mode needs beyond the ledger of REP-2: every
+// tool call the session ever registered and whether it is answered, over
+// all turns and steps (STRICT-4, STRICT-5, STRICT-6), with the node that
+// made it and the node that answered it (STRICT-7). It is folded from the
+// log like the ledger, and only in strict mode.
+type strictState struct {
+	at      int                    // log events folded
+	calls   map[string]*strictCall // by id, every call registered
+	pending int                    // registered and unanswered
+}
+
+type strictCall struct {
+	msg      int64 // seq of the assistant/message that registered it
+	answered bool
+	result   int64 // seq of the tool/result that answered it, -1 while none
+}
+
+func (st *strictState) fold(log []event.Event) {
+	if st.calls == nil {
+		st.calls = map[string]*strictCall{}
 	}
+	for ; st.at < len(log); st.at++ {
+		e := &log[st.at]
+		switch e.Type {
+		case event.TypeAssistantMessage:
+			for _, id := range event.ToolCallIDs(e.Data) {
+				if c, seen := st.calls[id]; seen {
+					if e.Op.Kind == event.OpReplace {
+						// A replacing node that makes a known call
+						// takes its place (STRICT-7 kept it paired).
+						c.msg = e.Seq
+						continue
+					}
+					if c.answered { // a reused id (a log strict mode did not write)
+						st.pending++
+					}
+					*c = strictCall{msg: e.Seq, result: -1}
+					continue
+				}
+				st.calls[id] = &strictCall{msg: e.Seq, result: -1}
+				st.pending++
+			}
+		case event.TypeToolResult:
+			if c := st.calls[event.StringMember(e.Data, "callId")]; c != nil {
+				if !c.answered {
+					c.answered = true
+					st.pending--
+				}
+				c.result = e.Seq // a prune's rewrite answers it from here on
+			}
+		}
+	}
+}
+
+// reset forgets what was folded (the log was cut back: a failed write).
+func (st *strictState) reset() { *st = strictState{} }
+
+// strictCheck applies the strict rules to candidate e, given the ledger
+// of the log before it (STRICT-2 to STRICT-7).
+func strictCheck(st *repair.State, ss *strictState, log []event.Event, mgr *surface.Manager, e *event.Event) *event.Error {
 	fail := func(code event.Code, format string, args ...any) *event.Error {
 		return event.Errorf(code, e.Seq, "strict mode: "+format, args...)
+	}
+	if event.IsSurface(e.Type) && e.Op.Kind == event.OpReplace {
+		// STRICT-1: a replace is checked by STRICT-7 only.
+		if why := unbalancedReplace(ss, log, mgr, e); why != "" {
+			return fail(event.CodeStrictReplaceUnbalanced, "%s", why)
+		}
+		return nil
 	}
 	// STRICT-2
 	switch e.Type {
@@ -45,7 +108,7 @@ func strictCheck(st *repair.State, e *event.Event) *event.Error {
 		if turn != nil {
 			return fail(event.CodeStrictTurnOpen, "turn %s is still open", turn)
 		}
-	case event.TypeTurnEnd, event.TypeStepStart, event.TypeStepEnd:
+	case event.TypeTurnEnd, event.TypeStepStart, event.TypeStepEnd, event.TypeAssistantMessage, event.TypeAssistantChunk, event.TypeToolCall, event.TypeToolResult:
 		if turn == nil {
 			return fail(event.CodeStrictNoTurn, "a %s outside any turn", e.Type)
 		}
@@ -55,25 +118,144 @@ func strictCheck(st *repair.State, e *event.Event) *event.Error {
 			return fail(event.CodeStrictNoTurn, "steering for turn %s, and the open turn is %s", got, orNone(turn))
 		}
 	}
+	switch e.Type {
+	case event.TypeTurnEnd, event.TypeStepStart, event.TypeStepEnd, event.TypeAssistantMessage, event.TypeAssistantChunk, event.TypeToolCall, event.TypeToolResult:
+		if got, ok := event.ObjectMember(e.Data, "turn"); ok && turn != nil && !sameNumber(got, turn) {
+			return fail(event.CodeStrictWrongTurn, "a %s of turn %s, and the open turn is %s", e.Type, got, turn)
+		}
+	}
+	// STRICT-6
+	if e.Type == event.TypeAssistantMessage {
+		seen := map[string]bool{}
+		for _, id := range event.ToolCallIDs(e.Data) {
+			if ss.calls[id] != nil || seen[id] {
+				return fail(event.CodeStrictCallReused, "call id %q was used before in this session", id)
+			}
+			seen[id] = true
+		}
+	}
 	// STRICT-4
 	if e.Type == event.TypeToolResult {
 		id := event.StringMember(e.Data, "callId")
-		registered, pending := st.CallStatus(id)
+		c := ss.calls[id]
 		switch {
-		case turn == nil || !registered:
-			return fail(event.CodeStrictCallUnknown, "no call %q was made in the open turn", id)
-		case !pending:
+		case c == nil:
+			return fail(event.CodeStrictCallUnknown, "no call %q was made", id)
+		case c.answered:
 			return fail(event.CodeStrictCallAnswered, "call %q was already answered", id)
 		}
 	}
 	// STRICT-5
 	switch e.Type {
-	case event.TypeUserMessage, event.TypeContextMessage, event.TypeSteeringMessage:
-		if turn != nil && st.NumPending() > 0 {
-			return fail(event.CodeStrictCallsPending, "%d tool calls of the open turn have no result yet", st.NumPending())
+	case event.TypeUserMessage, event.TypeContextMessage, event.TypeSteeringMessage, event.TypeTurnEnd, event.TypeStepEnd:
+		if ss.pending > 0 {
+			return fail(event.CodeStrictCallsPending, "%d tool calls have no result yet", ss.pending)
 		}
 	}
 	return nil
+}
+
+// unbalancedReplace says why the replace e would leave the surface with a
+// tool call and its result apart (STRICT-7), or "" when it would not. The
+// replacing node makes only pending calls whose message the range holds,
+// each once. The calls it looks at are those the range holds (their
+// registering message or their current result) and the one the node
+// answers; after the replace, a call answered before (or by the node) must
+// have both its call and its result on the surface, the call first, or
+// neither, and a pending call must still have its call there. It walks
+// the range: O(range).
+func unbalancedReplace(ss *strictState, log []event.Event, mgr *surface.Manager, e *event.Event) string {
+	first, last := mgr.Node(e.Op.Start), mgr.Node(e.Op.End)
+	if first == nil || last == nil || first.Label() > last.Label() {
+		return "" // SURF-12 and SURF-13 refuse it first
+	}
+	type touch struct{ callIn, resultIn, nodeCall, nodeResult bool }
+	var ids []string
+	touched := map[string]*touch{}
+	get := func(id string) *touch {
+		t := touched[id]
+		if t == nil {
+			t = &touch{}
+			touched[id] = t
+			ids = append(ids, id)
+		}
+		return t
+	}
+	for n := first; ; n = n.Next() {
+		node := &log[n.Seq()]
+		switch node.Type {
+		case event.TypeAssistantMessage:
+			for _, id := range event.ToolCallIDs(node.Data) {
+				if c := ss.calls[id]; c != nil && c.msg == node.Seq {
+					get(id).callIn = true
+				}
+			}
+		case event.TypeToolResult:
+			id := event.StringMember(node.Data, "callId")
+			if c := ss.calls[id]; c != nil && c.answered && c.result == node.Seq {
+				get(id).resultIn = true
+			}
+		}
+		if n == last {
+			break
+		}
+	}
+	switch e.Type {
+	case event.TypeAssistantMessage:
+		for _, id := range event.ToolCallIDs(e.Data) {
+			t := get(id)
+			switch {
+			case t.nodeCall:
+				return fmt.Sprintf("the replacing node makes call %q twice", id)
+			case !t.callIn:
+				return fmt.Sprintf("the replacing node makes call %q, whose message the range does not hold", id)
+			case ss.calls[id].answered:
+				// Repair would take the remade call for a pending one
+				// (REP-2) and answer it again.
+				return fmt.Sprintf("the replacing node makes call %q, which is answered: only a pending call is remade", id)
+			}
+			t.nodeCall = true
+		}
+	case event.TypeToolResult:
+		get(event.StringMember(e.Data, "callId")).nodeResult = true
+	}
+	for _, id := range ids {
+		t := touched[id]
+		c := ss.calls[id]
+		var callAt, resultAt int64
+		callThere := c != nil && mgr.Node(c.msg) != nil
+		resultThere := c != nil && c.answered && mgr.Node(c.result) != nil
+		if callThere {
+			callAt = mgr.Node(c.msg).Label()
+		}
+		if resultThere {
+			resultAt = mgr.Node(c.result).Label()
+		}
+		callAfter := (callThere && !t.callIn) || t.nodeCall
+		resultAfter := (resultThere && !t.resultIn) || t.nodeResult
+		switch {
+		case t.nodeResult && resultThere && !t.resultIn:
+			return fmt.Sprintf("the replacing node answers call %q, whose result stays on the surface at %d", id, c.result)
+		case c != nil && !c.answered && !t.nodeResult && !callAfter:
+			return fmt.Sprintf("the range folds call %q, which has no result yet", id)
+		case (c != nil && c.answered || t.nodeResult) && callAfter && !resultAfter:
+			return fmt.Sprintf("the range folds the result of call %q and leaves the call", id)
+		case (c != nil && c.answered || t.nodeResult) && !callAfter && resultAfter:
+			return fmt.Sprintf("the range folds call %q and leaves its result", id)
+		}
+		if callAfter && resultAfter {
+			if t.nodeCall {
+				callAt = first.Label()
+			}
+			if t.nodeResult {
+				resultAt = first.Label()
+			}
+			if callAt >= resultAt {
+				return fmt.Sprintf("the result of call %q would come before the call", id)
+			}
+		}
+	}
+	return ""
 }
 
 // toolCallWithoutObjectArguments returns the id of the first tool-call

@@ -51,6 +51,15 @@ func NewPair() *Pair {
 	return &Pair{Impl: NewImpl(clock()), Model: NewModel(clock()), Codes: map[string]int{}}
 }
 
+// NewStrictPair is NewPair in strict mode (STRICT-*).
+func NewStrictPair() *Pair {
+	clock := func() func() int64 {
+		var now int64 = 1_700_000_000_000
+		return func() int64 { now++; return now }
+	}
+	return &Pair{Impl: NewImplStrict(nil, clock(), true), Model: NewModelStrict(nil, clock(), true), Codes: map[string]int{}}
+}
+
 // Step runs s on both sides and returns a description of the first
 // divergence, or "".
 func (p *Pair) Step(s Step) string {

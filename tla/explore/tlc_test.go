@@ -138,13 +138,20 @@ func viaAPI(s ops.Step) bool {
 // prunes and repairs; realistic traffic with repair; and a seed.
 func traces(t *testing.T, dir string) []string {
 	var paths []string
+	// Traces are written in strict mode (Surface.tla's results answer
+	// pending calls), but for the crash with everything open, whose
+	// shadowed call strict mode would refuse (STRICT-7).
 	record := func(name string, run func(*session.Session)) {
 		p := filepath.Join(dir, name+".ndjson")
 		f, err := os.Create(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := session.New(session.WithTrace(f), session.WithStrict())
+		opts := []session.Option{session.WithTrace(f), session.WithStrict()}
+		if name == "crash-all-open" {
+			opts = opts[:1]
+		}
+		s := session.New(opts...)
 		run(s)
 		f.Close()
 		paths = append(paths, p)
@@ -169,6 +176,7 @@ func traces(t *testing.T, dir string) []string {
 					step = ops.GenAppend(numbers(rng), st)
 				}
 				if single(step) && viaAPI(step) {
+					step = inTurn(s, step)
 					_, _ = s.Append(step.Type, step.Data, step.Intent)
 				}
 			}
@@ -279,6 +287,25 @@ func traces(t *testing.T, dir string) []string {
 	}
 	f.Close()
 	return append(paths, p)
+}
+
+// inTurn makes a random step one strict mode may take: a turn/start
+// when no turn is open, and the open turn's number in the step's data.
+func inTurn(s *session.Session, step ops.Step) ops.Step {
+	turn, open := s.OpenTurn()
+	if !open {
+		step.Type, step.Intent = event.TypeTurnStart, nil
+		step.Data = json.RawMessage(fmt.Sprintf(`{"turn":%d,"trigger":{"kind":"message"}}`, s.NextTurn()))
+		return step
+	}
+	raw, _ := step.Data.(json.RawMessage)
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) == nil && m["turn"] != nil {
+		m["turn"] = json.RawMessage(strconv.FormatInt(turn, 10))
+		b, _ := json.Marshal(m)
+		step.Data = json.RawMessage(b)
+	}
+	return step
 }
 
 // checkTrace runs TLC's trace validation on the NDJSON trace at path.
