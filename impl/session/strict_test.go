@@ -39,7 +39,7 @@ func TestStrictMode(t *testing.T) {
 	steps := []step{
 		{event.TypeTurnEnd, `{"turn":1,"reason":{"kind":"completed"}}`, nil, event.CodeStrictNoTurn},                                                                         // STRICT-3
 		{event.TypeStepStart, `{"turn":1,"step":1}`, nil, event.CodeStrictNoTurn},                                                                                            // STRICT-3
-		{event.TypeToolResult, result("1", "a"), ap, event.CodeStrictNoTurn},                                                                                                // STRICT-3: outside a turn
+		{event.TypeToolResult, result("1", "a"), ap, event.CodeStrictNoTurn},                                                                                                 // STRICT-3: outside a turn
 		{event.TypeAssistantMessage, calls("1", "q"), ap, event.CodeStrictNoTurn},                                                                                            // STRICT-3: outside a turn
 		{event.TypeTurnStart, `{"turn":1,"trigger":{"kind":"message"}}`, nil, ""},                                                                                            //
 		{event.TypeTurnStart, `{"turn":2,"trigger":{"kind":"message"}}`, nil, event.CodeStrictTurnOpen},                                                                      // STRICT-3
@@ -51,7 +51,7 @@ func TestStrictMode(t *testing.T) {
 		{event.TypeToolCall, `{"turn":1,"step":1,"callId":"a","name":"read","arguments":"not json"}`, nil, event.CodeStrictArgumentsNotObject},                               // STRICT-2
 		{event.TypeAssistantMessage, calls("2", "s"), ap, event.CodeStrictWrongTurn},                                                                                         // STRICT-3
 		{event.TypeAssistantMessage, calls("1", "s", "s"), ap, event.CodeStrictCallReused},                                                                                   // STRICT-6: one id twice
-		{event.TypeAssistantMessage, `{"turn":1,"step":1,"content":[{"type":"tool-call","id":"s","name":"read","arguments":"{\"path\":\"f\"}"}]}`, ap, ""},                // STRICT-2: the seed system's form
+		{event.TypeAssistantMessage, `{"turn":1,"step":1,"content":[{"type":"tool-call","id":"s","name":"read","arguments":"{\"path\":\"f\"}"}]}`, ap, ""},                   // STRICT-2: the seed system's form
 		{event.TypeToolResult, result("1", "s"), ap, ""},                                                                                                                     //
 		{event.TypeAssistantMessage, calls("1", "a", "b"), ap, ""},                                                                                                           //
 		{event.TypeUserMessage, user, ap, event.CodeStrictCallsPending},                                                                                                      // STRICT-5
@@ -149,7 +149,9 @@ func TestStrictReplace(t *testing.T) {
 		{"the call, its results left", event.TypeUserMessage, summary, func(m map[string]int64) *event.Intent { return rep(m["ab"], m["ab"], m["ab"]) }, false},
 		{"one result, its call left", event.TypeUserMessage, summary, func(m map[string]int64) *event.Intent { return rep(m["ra"], m["ra"], m["ra"]) }, false},
 		{"the call and one of its results", event.TypeUserMessage, summary, func(m map[string]int64) *event.Intent { return rep(m["ab"], m["ra"], m["ab"], m["ra"]) }, false},
-		{"the call and both results", event.TypeUserMessage, summary, func(m map[string]int64) *event.Intent { return rep(m["prompt"], m["rb"], m["prompt"], m["ab"], m["ra"], m["rb"]) }, true},
+		{"the call and both results", event.TypeUserMessage, summary, func(m map[string]int64) *event.Intent {
+			return rep(m["prompt"], m["rb"], m["prompt"], m["ab"], m["ra"], m["rb"])
+		}, true},
 		{"a pending call", event.TypeUserMessage, summary, func(m map[string]int64) *event.Intent { return rep(m["c"], m["c"], m["c"]) }, false},
 		{"a prune of a result", event.TypeToolResult, `{"turn":1,"step":1,"callId":"a","content":[{"type":"text","text":"[pruned]"}],"isError":false}`, func(m map[string]int64) *event.Intent { return rep(m["ra"], m["ra"], m["ra"]) }, true},
 		{"a result rewriting another call's result", event.TypeToolResult, `{"turn":1,"step":1,"callId":"b","content":[],"isError":false}`, func(m map[string]int64) *event.Intent { return rep(m["ra"], m["ra"], m["ra"]) }, false},
