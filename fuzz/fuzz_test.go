@@ -132,7 +132,7 @@ func FuzzJSONL(f *testing.F) {
 			}
 			return
 		}
-		if _, err := s.Append(event.TypeTodoWrite, json.RawMessage(`{"todos":[]}`), nil); err != nil {
+		if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: json.RawMessage(`{"todos":[]}`)}); err != nil {
 			t.Fatalf("append after resume: %v", err)
 		}
 	})

@@ -111,12 +111,12 @@ func TestValidate(t *testing.T) {
 	good := filepath.Join(dir, "good.jsonl")
 	st, _ := persist.OpenJSONL(context.Background(), good, persist.Header{ID: "g"})
 	s, _, _ := persist.Resume(context.Background(), st)
-	s.Append(event.TypeUserMessage, json.RawMessage(`{"content":[],"source":{"kind":"user"}}`), &event.Intent{Op: event.Append()})
+	s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: json.RawMessage(`{"content":[],"source":{"kind":"user"}}`)}, event.Intent{Op: event.Append()})
 	st.Close(context.Background())
 	db := filepath.Join(dir, "good.db")
 	sq, _ := persist.OpenSQLite(context.Background(), db, persist.Header{ID: "g"})
 	s2, _, _ := persist.Resume(context.Background(), sq)
-	s2.Append(event.TypeTurnStart, json.RawMessage(`{"turn":1,"trigger":{"kind":"message"}}`), nil)
+	s2.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: json.RawMessage(`{"turn":1,"trigger":{"kind":"message"}}`)})
 	sq.Close(context.Background())
 	if code, out := call("validate", good, db); code != 0 || strings.Count(out, "OK") != 2 || !strings.Contains(out, "last turn open") {
 		t.Fatalf("validate good: %d\n%s", code, out)
@@ -137,7 +137,7 @@ func TestValidateExitCodes(t *testing.T) {
 	good := filepath.Join(dir, "good.jsonl")
 	st, _ := persist.OpenJSONL(context.Background(), good, persist.Header{ID: "g"})
 	s, _, _ := persist.Resume(context.Background(), st)
-	s.Append(event.TypeTodoWrite, json.RawMessage(`{"todos":[]}`), nil)
+	s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: json.RawMessage(`{"todos":[]}`)})
 	s.Close(context.Background())
 	torn := filepath.Join(dir, "torn.jsonl")
 	b, _ := os.ReadFile(good)
@@ -235,7 +235,7 @@ func TestValidatePostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _, _ := persist.Resume(context.Background(), st)
-	s.Append(event.TypeTurnStart, json.RawMessage(`{"turn":1,"trigger":{"kind":"message"}}`), nil)
+	s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: json.RawMessage(`{"turn":1,"trigger":{"kind":"message"}}`)})
 	s.Close(context.Background())
 	if code, out := call("validate", "--pg-schema", schema, url); code != 0 || !strings.Contains(out, `session "v1": OK 1 events`) {
 		t.Fatalf("validate postgres: %d\n%s", code, out)

@@ -259,7 +259,7 @@ func (v *validator) checkLog(name string, events []event.Event, note string) int
 		return validInvalid
 	}
 	open := ""
-	if closers, err := s.Repair(); err != nil {
+	if closers, err := s.Repair(context.Background()); err != nil {
 		fmt.Fprintf(stdout, "%s: INVALID repair fails: %s\n", name, err)
 		return validInvalid
 	} else if len(closers) > 0 {

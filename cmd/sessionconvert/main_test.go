@@ -60,13 +60,13 @@ func messages(t *testing.T, s *session.Session) []string {
 func TestRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.jsonl")
-	ap := &event.Intent{Op: event.Append()}
+	ap := event.AppendIntent()
 	write(t, in, func(s *persist.Session) {
-		s.Append(event.TypeTurnStart, json.RawMessage(`{"turn":1,"trigger":{"kind":"message"}}`), nil)
-		s.Append(event.TypeUserMessage, json.RawMessage(`{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}`), ap)
-		s.Append(event.TypeContextMessage, json.RawMessage(`{"content":[{"type":"text","text":"ctx"}],"source":{"kind":"memory"}}`), ap)
-		s.Append(event.TypeAssistantMessage, json.RawMessage(`{"turn":1,"step":1,"content":[{"type":"text","text":"hello"}],"provenance":{"provider":"p","model":"m"}}`), ap)
-		s.Append(event.TypeTurnEnd, json.RawMessage(`{"turn":1,"reason":{"kind":"completed"}}`), nil)
+		s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: json.RawMessage(`{"turn":1,"trigger":{"kind":"message"}}`)})
+		s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: json.RawMessage(`{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}`)}, ap)
+		s.Append(context.Background(), event.Raw{Type: event.TypeContextMessage, Data: json.RawMessage(`{"content":[{"type":"text","text":"ctx"}],"source":{"kind":"memory"}}`)}, ap)
+		s.Append(context.Background(), event.Raw{Type: event.TypeAssistantMessage, Data: json.RawMessage(`{"turn":1,"step":1,"content":[{"type":"text","text":"hello"}],"provenance":{"provider":"p","model":"m"}}`)}, ap)
+		s.Append(context.Background(), event.Raw{Type: event.TypeTurnEnd, Data: json.RawMessage(`{"turn":1,"reason":{"kind":"completed"}}`)})
 	})
 	before, _ := os.ReadFile(in)
 	_, events, _, err := persist.ReadJSONL(in)
@@ -118,7 +118,7 @@ func TestNotConvertible(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.jsonl")
 	write(t, in, func(s *persist.Session) {
-		s.Append(event.TypeContextMessage, json.RawMessage(`{"content":[],"source":{"kind":"memory"},"meta":{"k":1}}`), &event.Intent{Op: event.Append()})
+		s.Append(context.Background(), event.Raw{Type: event.TypeContextMessage, Data: json.RawMessage(`{"content":[],"source":{"kind":"memory"},"meta":{"k":1}}`)}, event.Intent{Op: event.Append()})
 	})
 	out := filepath.Join(dir, "out.jsonl")
 	code, msg := call("-to", "released", in, out)

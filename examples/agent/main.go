@@ -40,6 +40,7 @@ import (
 const budget = 450
 
 func main() {
+	ctx := context.Background()
 	dir := flag.String("dir", "", "directory of the session file (default: a temporary one)")
 	child := flag.Bool("child", false, "run turns until killed (the parent kills this process mid-turn)")
 	flag.Parse()
@@ -70,7 +71,7 @@ func main() {
 		a.turn(prompt, "")
 	}
 	a.turn("read f.go and g.go", "also check h.go") // steering typed mid-step
-	a.s.Close(context.Background())
+	a.s.Close(ctx)
 
 	// 3. What the model would be sent passes the strict rules: every
 	// result answers a call made before it, nothing comes between calls
@@ -78,7 +79,7 @@ func main() {
 	events := a.s.Events()
 	strict := session.New(session.WithStrict())
 	for _, e := range events {
-		if _, err := strict.AppendEvent(e); err != nil {
+		if _, err := strict.AppendEvent(ctx, e); err != nil {
 			log.Fatalf("the history breaks a strict rule at %d: %v", e.Seq, err)
 		}
 	}
@@ -112,11 +113,12 @@ type agent struct {
 
 // open opens (or creates) the session file and resumes it in strict mode.
 func open(path string) *agent {
-	st, err := persist.OpenJSONL(context.Background(), path, persist.Header{ID: "agent-demo"}, persist.WithSync(persist.SyncMessages))
+	ctx := context.Background()
+	st, err := persist.OpenJSONL(ctx, path, persist.Header{ID: "agent-demo"}, persist.WithSync(persist.SyncMessages))
 	if err != nil {
 		log.Fatal(err)
 	}
-	s, report, err := persist.Resume(context.Background(), st, session.WithStrict(), session.WithObserver(&observed))
+	s, report, err := persist.Resume(ctx, st, session.WithStrict(), session.WithObserver(&observed))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -127,19 +129,20 @@ func open(path string) *agent {
 // without calling a tool; steering, when given, is typed during the first
 // step. Then it keeps the context under the budget.
 func (a *agent) turn(prompt, steering string) {
+	ctx := context.Background()
 	s := a.s
 	n := s.NextTurn()
-	must(s.AppendTurnStart(event.TurnStartData{Turn: n, Trigger: raw(`{"kind":"message","source":{"kind":"user"}}`)}))
-	p := must(s.AppendUserMessage(event.UserMessageData{Content: text(prompt), Source: raw(`{"kind":"user"}`)}, event.AppendIntent()))
+	must(s.Append(ctx, event.TurnStartData{Turn: n, Trigger: raw(`{"kind":"message","source":{"kind":"user"}}`)}))
+	p := must(s.Append(ctx, event.UserMessageData{Content: text(prompt), Source: raw(`{"kind":"user"}`)}, event.AppendIntent()))
 	for step := int64(1); ; step++ {
-		must(s.AppendStepStart(event.StepStartData{Turn: n, Step: step}))
+		must(s.Append(ctx, event.StepStartData{Turn: n, Step: step}))
 		a.keepUnderBudget(p.Seq) // before every model call
 		reply := fakeModel(s)
 		var chunks []int64
 		for _, c := range reply.stream() {
-			chunks = append(chunks, must(s.AppendAssistantChunk(event.AssistantChunkData{Turn: n, Step: step, Chunk: c})).Seq)
+			chunks = append(chunks, must(s.Append(ctx, event.AssistantChunkData{Turn: n, Step: step, Chunk: c})).Seq)
 		}
-		must(s.AppendAssistantMessage(event.AssistantMessageData{Turn: n, Step: step, Content: reply.content(), Usage: reply.usage()}, event.AppendIntent(chunks...)))
+		must(s.Append(ctx, event.AssistantMessageData{Turn: n, Step: step, Content: reply.content(), Usage: reply.usage()}, event.AppendIntent(chunks...)))
 		if steering != "" && len(reply.calls) > 0 {
 			// The user types while the tools run: the session holds the
 			// message until the calls are answered.
@@ -151,26 +154,27 @@ func (a *agent) turn(prompt, steering string) {
 			steering = ""
 		}
 		a.runTools(n, step, reply.calls)
-		must(s.AppendStepEnd(event.StepEndData{Turn: n, Step: step}))
+		must(s.Append(ctx, event.StepEndData{Turn: n, Step: step}))
 		if len(reply.calls) == 0 {
 			break
 		}
 	}
-	must(s.AppendTurnEnd(event.TurnEndData{Turn: n, Reason: raw(`{"kind":"completed"}`)}))
+	must(s.Append(ctx, event.TurnEndData{Turn: n, Reason: raw(`{"kind":"completed"}`)}))
 	fmt.Printf("turn %d %q: %d messages, %d tokens\n", n, prompt, s.Messages().Len(), s.Tokens())
 }
 
 // runTools runs the calls in goroutines; each appends its result as it
 // finishes (the session is safe for concurrent use).
 func (a *agent) runTools(turn, step int64, calls []call) {
+	ctx := context.Background()
 	var wg sync.WaitGroup
 	for _, c := range calls {
-		tc := must(a.s.AppendToolCall(event.ToolCallData{Turn: turn, Step: step, CallID: c.id, Name: "read", Arguments: `{"path":"` + c.path + `"}`}))
+		tc := must(a.s.Append(ctx, event.ToolCallData{Turn: turn, Step: step, CallID: c.id, Name: "read", Arguments: `{"path":"` + c.path + `"}`}))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			body := strings.Repeat("// "+c.path+" line\n", 40)
-			must(a.s.AppendToolResult(event.ToolResultData{Turn: turn, Step: step, CallID: c.id, Content: text(body)}, event.AppendIntent(tc.Seq)))
+			must(a.s.Append(ctx, event.ToolResultData{Turn: turn, Step: step, CallID: c.id, Content: text(body)}, event.AppendIntent(tc.Seq)))
 		}()
 	}
 	wg.Wait()
@@ -239,16 +243,17 @@ func killMidTurn(path string) {
 // runUntilKilled is the child: two turns, then a third that stops with
 // tool calls pending and waits to be killed.
 func runUntilKilled(path string) {
+	ctx := context.Background()
 	a := open(path)
 	a.turn("read a.go", "")
 	a.turn("read b.go", "")
 	s := a.s
 	n := s.NextTurn()
-	must(s.AppendTurnStart(event.TurnStartData{Turn: n, Trigger: raw(`{"kind":"message","source":{"kind":"user"}}`)}))
-	must(s.AppendUserMessage(event.UserMessageData{Content: text("read x.go and y.go"), Source: raw(`{"kind":"user"}`)}, event.AppendIntent()))
-	must(s.AppendStepStart(event.StepStartData{Turn: n, Step: 1}))
+	must(s.Append(ctx, event.TurnStartData{Turn: n, Trigger: raw(`{"kind":"message","source":{"kind":"user"}}`)}))
+	must(s.Append(ctx, event.UserMessageData{Content: text("read x.go and y.go"), Source: raw(`{"kind":"user"}`)}, event.AppendIntent()))
+	must(s.Append(ctx, event.StepStartData{Turn: n, Step: 1}))
 	reply := fakeModel(s)
-	must(s.AppendAssistantMessage(event.AssistantMessageData{Turn: n, Step: 1, Content: reply.content()}, event.AppendIntent()))
+	must(s.Append(ctx, event.AssistantMessageData{Turn: n, Step: 1, Content: reply.content()}, event.AppendIntent()))
 	fmt.Printf("pending calls: %d\nmid-turn\n", len(s.PendingCalls()))
 	for { // the tools are running when the process is killed (a sleep, not select{}: with no other goroutine the runtime would end a select{} as a deadlock)
 		time.Sleep(time.Hour)

@@ -1,9 +1,10 @@
 // Command catalog turns the event catalog (spec/events.json) and the error
 // table (spec/errors.json) into Go: event-type constants, the runtime
-// catalog, data structs, error-code constants, and the typed append helpers
-// of impl/session. It runs from go generate in impl/event:
+// catalog, data structs (each with the EventType that session.Append
+// reads), NewData, and error-code constants. It runs from go generate in
+// impl/event:
 //
-//	go run ../../gen/catalog -spec ../../spec -event . -session ../session
+//	go run ../../gen/catalog -spec ../../spec -event .
 package main
 
 import (
@@ -60,7 +61,6 @@ type errorsFile struct {
 func main() {
 	specDir := flag.String("spec", "spec", "directory holding events.json and errors.json")
 	eventDir := flag.String("event", "impl/event", "output directory of package event")
-	sessionDir := flag.String("session", "impl/session", "output directory of package session")
 	flag.Parse()
 
 	var cat catalogFile
@@ -71,7 +71,6 @@ func main() {
 		log.Fatal(err)
 	}
 	save(eventFile(cat, errs), filepath.Join(*eventDir, "catalog_gen.go"))
-	save(sessionFile(cat), filepath.Join(*sessionDir, "append_gen.go"))
 }
 
 func readJSON(path string, v any) {
@@ -191,6 +190,16 @@ func eventFile(cat catalogFile, errs errorsFile) *jen.File {
 		g.Line()
 	})
 
+	f.Comment("NewData returns a new zero value of the data struct of catalog type t (a pointer,")
+	f.Comment("ready for json.Unmarshal), or nil for a type outside the catalog.")
+	f.Func().Id("NewData").Params(jen.Id("t").Id("Type")).Id("Data").Block(
+		jen.Switch(jen.Id("t")).BlockFunc(func(g *jen.Group) {
+			for _, t := range cat.Types {
+				g.Case(jen.Id("Type" + t.GoName)).Block(jen.Return(jen.New(jen.Id(t.GoName + "Data"))))
+			}
+		}),
+		jen.Return(jen.Nil()),
+	)
 	for _, t := range cat.Types {
 		f.Commentf("%sData is the data of a %s event. %s", t.GoName, t.Type, t.Doc)
 		f.Type().Id(t.GoName + "Data").StructFunc(func(g *jen.Group) {
@@ -202,6 +211,8 @@ func eventFile(cat catalogFile, errs errorsFile) *jen.File {
 				g.Id(fl.GoName).Add(goType(fl)).Tag(map[string]string{"json": tag})
 			}
 		})
+		f.Commentf("EventType is %s: append the data with session.Session.Append.", "Type"+t.GoName)
+		f.Func().Params(jen.Id(t.GoName + "Data")).Id("EventType").Params().Id("Type").Block(jen.Return(jen.Id("Type" + t.GoName)))
 	}
 	return f
 }
@@ -235,31 +246,4 @@ func optional(fl field, t *jen.Statement) *jen.Statement {
 		return t
 	}
 	return jen.Op("*").Add(t)
-}
-
-func sessionFile(cat catalogFile) *jen.File {
-	f := jen.NewFile("session")
-	f.HeaderComment(header)
-	f.Comment("Typed append helpers, one per catalog type (SURF-28). A surface-eligible type's")
-	f.Comment("helper takes an event.Intent by value, so leaving the marker out does not compile;")
-	f.Comment("the zero Intent is still rejected at run time with surface.op_missing.")
-	f.Line()
-	for _, t := range cat.Types {
-		name := "Append" + t.GoName
-		data := jen.Id("data").Qual(eventPkg, t.GoName+"Data")
-		if t.Surface {
-			f.Commentf("%s appends a %s event that enters the surface as intent says. %s", name, t.Type, t.Doc)
-			f.Func().Params(jen.Id("s").Op("*").Id("Session")).Id(name).
-				Params(data, jen.Id("intent").Qual(eventPkg, "Intent")).
-				Params(jen.Qual(eventPkg, "Event"), jen.Error()).
-				Block(jen.Return(jen.Id("s").Dot("Append").Call(jen.Qual(eventPkg, "Type"+t.GoName), jen.Id("data"), jen.Op("&").Id("intent"))))
-		} else {
-			f.Commentf("%s appends a %s event (never on the surface). %s", name, t.Type, t.Doc)
-			f.Func().Params(jen.Id("s").Op("*").Id("Session")).Id(name).
-				Params(data).
-				Params(jen.Qual(eventPkg, "Event"), jen.Error()).
-				Block(jen.Return(jen.Id("s").Dot("Append").Call(jen.Qual(eventPkg, "Type"+t.GoName), jen.Id("data"), jen.Nil())))
-		}
-	}
-	return f
 }

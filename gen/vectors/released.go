@@ -141,7 +141,7 @@ func releasedVectors() []conformance.Vector {
 		if err := traffic.New(s).Append(n); err != nil {
 			log.Fatal(err)
 		}
-		if _, err := s.Repair(); err != nil {
+		if _, err := s.Repair(context.Background()); err != nil {
 			log.Fatal(err)
 		}
 		events := s.Events()
@@ -179,16 +179,16 @@ func harnessSession() []event.Event {
 		}
 		return e
 	}
-	ap := &event.Intent{Op: event.Append()}
+	ap := event.AppendIntent()
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
-	must(s.Append(event.TypeTurnStart, raw(`{"turn":1,"trigger":{"kind":"message","source":{"kind":"user"}}}`), nil))
-	first := must(s.Append(event.TypeUserMessage, raw(`{"content":[{"type":"text","text":"fix the test"}],"source":{"kind":"user"}}`), ap))
-	must(s.Append(event.TypeContextMessage, raw(`{"content":[{"type":"text","text":"repo: surface"}],"source":{"kind":"memory"}}`), ap))
-	must(s.Append(event.TypeContextMessage, raw(`{"content":[{"type":"text","text":"<raw>"}],"source":{"kind":"hook"},"envelope":"raw"}`), ap))
-	asst := must(s.Append(event.TypeAssistantMessage, raw(`{"turn":1,"step":1,"content":[{"type":"tool-call","id":"c1","name":"read","arguments":{"path":"a.go"}}],"provenance":{"provider":"p","model":"m"},"usage":{"inputTokens":10,"outputTokens":5}}`), ap))
-	call := must(s.Append(event.TypeToolCall, raw(`{"turn":1,"step":1,"callId":"c1","name":"read","arguments":"{\"path\":\"a.go\"}"}`), nil))
-	res := must(s.Append(event.TypeToolResult, raw(`{"turn":1,"step":1,"callId":"c1","content":[{"type":"text","text":"`+strings.Repeat("package main ", 40)+`"}],"isError":false,"meta":{"ms":4}}`), &event.Intent{Op: event.Append(), Sources: []int64{call.Seq}}))
-	must(s.Append(event.TypeSteeringMessage, raw(`{"turn":1,"content":[{"type":"text","text":"also run vet"}],"source":{"kind":"user"}}`), ap))
+	must(s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: raw(`{"turn":1,"trigger":{"kind":"message","source":{"kind":"user"}}}`)}))
+	first := must(s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: raw(`{"content":[{"type":"text","text":"fix the test"}],"source":{"kind":"user"}}`)}, ap))
+	must(s.Append(context.Background(), event.Raw{Type: event.TypeContextMessage, Data: raw(`{"content":[{"type":"text","text":"repo: surface"}],"source":{"kind":"memory"}}`)}, ap))
+	must(s.Append(context.Background(), event.Raw{Type: event.TypeContextMessage, Data: raw(`{"content":[{"type":"text","text":"<raw>"}],"source":{"kind":"hook"},"envelope":"raw"}`)}, ap))
+	asst := must(s.Append(context.Background(), event.Raw{Type: event.TypeAssistantMessage, Data: raw(`{"turn":1,"step":1,"content":[{"type":"tool-call","id":"c1","name":"read","arguments":{"path":"a.go"}}],"provenance":{"provider":"p","model":"m"},"usage":{"inputTokens":10,"outputTokens":5}}`)}, ap))
+	call := must(s.Append(context.Background(), event.Raw{Type: event.TypeToolCall, Data: raw(`{"turn":1,"step":1,"callId":"c1","name":"read","arguments":"{\"path\":\"a.go\"}"}`)}))
+	res := must(s.Append(context.Background(), event.Raw{Type: event.TypeToolResult, Data: raw(`{"turn":1,"step":1,"callId":"c1","content":[{"type":"text","text":"` + strings.Repeat("package main ", 40) + `"}],"isError":false,"meta":{"ms":4}}`)}, event.Intent{Op: event.Append(), Sources: []int64{call.Seq}}))
+	must(s.Append(context.Background(), event.Raw{Type: event.TypeSteeringMessage, Data: raw(`{"turn":1,"content":[{"type":"text","text":"also run vet"}],"source":{"kind":"user"}}`)}, ap))
 	if _, err := compaction.PruneToolResult(s, res.Seq, []json.RawMessage{raw(`{"type":"text","text":"[pruned]"}`)}); err != nil {
 		log.Fatal(err)
 	}
@@ -199,8 +199,8 @@ func harnessSession() []event.Event {
 	if _, err := op.Commit(context.Background(), []json.RawMessage{raw(`{"type":"text","text":"the user wants the test fixed"}`)}, compaction.Meta{Provider: "p", Model: "m"}, compaction.WithoutSizeCheck()); err != nil {
 		log.Fatal(err)
 	}
-	must(s.Append(event.TypeAssistantMessage, raw(`{"turn":1,"step":2,"content":[{"type":"text","text":"done"}],"provenance":{"provider":"p","model":"m"}}`), ap))
-	must(s.Append(event.TypeTurnEnd, raw(`{"turn":1,"reason":{"kind":"completed"}}`), nil))
+	must(s.Append(context.Background(), event.Raw{Type: event.TypeAssistantMessage, Data: raw(`{"turn":1,"step":2,"content":[{"type":"text","text":"done"}],"provenance":{"provider":"p","model":"m"}}`)}, ap))
+	must(s.Append(context.Background(), event.Raw{Type: event.TypeTurnEnd, Data: raw(`{"turn":1,"reason":{"kind":"completed"}}`)}))
 	rel, err := convert.ToReleased("s1", s.Events(), convert.Options{})
 	if err != nil {
 		log.Fatal(err)

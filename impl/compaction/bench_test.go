@@ -24,7 +24,7 @@ func sessionOf(b *testing.B, n int) *session.Session {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := s.Append(event.TypeTurnStart, json.RawMessage(`{"turn":999999,"trigger":{"kind":"message"}}`), nil); err != nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: json.RawMessage(`{"turn":999999,"trigger":{"kind":"message"}}`)}); err != nil {
 		b.Fatal(err)
 	}
 	return s
@@ -46,7 +46,7 @@ func BenchmarkBeginCommit(b *testing.B) {
 				b.StopTimer()
 				var first, last int64
 				for j := 0; j < 100; j++ {
-					e, err := s.Append(event.TypeUserMessage, user, &event.Intent{Op: event.Append()})
+					e, err := s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: user}, event.Intent{Op: event.Append()})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -80,7 +80,7 @@ func BenchmarkPairingQuery(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				e, _ := s.Append(event.TypeUserMessage, user, &event.Intent{Op: event.Append()})
+				e, _ := s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: user}, event.Intent{Op: event.Append()})
 				if ok, on := compaction.BalancedAfter(s, e.Seq); !ok || !on {
 					b.Fatal("unbalanced")
 				}

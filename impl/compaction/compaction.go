@@ -204,7 +204,7 @@ func begin(ctx context.Context, s *session.Session, opts []Option, choose func(*
 	if s.Observer() != nil {
 		op.lockWait = time.Since(op.began)
 	}
-	_, err := s.AppendBatchContext(ctx, func(tx session.Tx) ([]session.Draft, error) {
+	_, err := s.AppendBatch(ctx, func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
 		if t.held {
 			return nil, heldErr()
@@ -245,7 +245,7 @@ func begin(ctx context.Context, s *session.Session, opts []Option, choose func(*
 
 // sync2 folds the events appended since the last sync (the caller's own).
 func (t *tracker) sync2(s *session.Session) {
-	_, _ = s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
+	_, _ = s.AppendBatch(context.Background(), func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
 		return nil, nil
 	})
@@ -414,7 +414,7 @@ func (op *Operation) Commit(ctx context.Context, summary []json.RawMessage, meta
 	if !o.unframed {
 		content = Frame(content)
 	}
-	events, err := op.s.AppendBatchContext(ctx, func(tx session.Tx) ([]session.Draft, error) {
+	events, err := op.s.AppendBatch(ctx, func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
 		if err := t.endedElsewhere(op); err != nil {
 			return nil, err
@@ -466,7 +466,7 @@ func (op *Operation) Commit(ctx context.Context, summary []json.RawMessage, meta
 		if len(events) == 2 {
 			why = ""
 		}
-		_, _ = op.s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
+		_, _ = op.s.AppendBatch(ctx, func(tx session.Tx) ([]session.Draft, error) {
 			return []session.Draft{op.endDraft(why)}, nil
 		})
 		t.sync2(op.s)
@@ -488,7 +488,7 @@ func (op *Operation) Abort(cause error) error {
 	t := trackerOf(op.s)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, err := op.s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
+	_, err := op.s.AppendBatch(context.Background(), func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
 		if err := t.endedElsewhere(op); err != nil {
 			return nil, err
@@ -764,7 +764,7 @@ func AbortOpen(s *session.Session, cause error) (int64, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ended := int64(-1)
-	_, err := s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
+	_, err := s.AppendBatch(context.Background(), func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
 		if t.open == nil {
 			return nil, nil

@@ -38,21 +38,21 @@ func conversation(t testing.TB, s *session.Session, turn int, ids []string, answ
 		return e
 	}
 	tn := fmt.Sprint(turn)
-	must(s.Append(event.TypeTurnStart, raw(`{"turn":`+tn+`,"trigger":{"kind":"message"}}`), nil))
-	nodes = append(nodes, must(s.Append(event.TypeUserMessage, raw(`{"content":[{"type":"text","text":"question `+tn+`"}],"source":{"kind":"user"}}`), &event.Intent{Op: event.Append()})).Seq)
+	must(s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: raw(`{"turn":` + tn + `,"trigger":{"kind":"message"}}`)}))
+	nodes = append(nodes, must(s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: raw(`{"content":[{"type":"text","text":"question ` + tn + `"}],"source":{"kind":"user"}}`)}, event.Intent{Op: event.Append()})).Seq)
 	var calls []string
 	for _, id := range ids {
 		calls = append(calls, `{"type":"tool-call","id":"`+id+`","name":"read","arguments":{}}`)
 	}
 	if len(calls) > 0 {
-		nodes = append(nodes, must(s.Append(event.TypeAssistantMessage, raw(`{"turn":`+tn+`,"step":1,"content":[`+strings.Join(calls, ",")+`]}`), &event.Intent{Op: event.Append()})).Seq)
+		nodes = append(nodes, must(s.Append(context.Background(), event.Raw{Type: event.TypeAssistantMessage, Data: raw(`{"turn":` + tn + `,"step":1,"content":[` + strings.Join(calls, ",") + `]}`)}, event.Intent{Op: event.Append()})).Seq)
 	}
 	for _, id := range answered {
-		call := must(s.Append(event.TypeToolCall, raw(`{"turn":`+tn+`,"step":1,"callId":"`+id+`","name":"read","arguments":"{}"}`), nil))
-		nodes = append(nodes, must(s.Append(event.TypeToolResult, raw(`{"turn":`+tn+`,"step":1,"callId":"`+id+`","content":[{"type":"text","text":"`+strings.Repeat("x", 40)+`"}],"isError":false,"meta":{"ms":3}}`), &event.Intent{Op: event.Append(), Sources: []int64{call.Seq}})).Seq)
+		call := must(s.Append(context.Background(), event.Raw{Type: event.TypeToolCall, Data: raw(`{"turn":` + tn + `,"step":1,"callId":"` + id + `","name":"read","arguments":"{}"}`)}))
+		nodes = append(nodes, must(s.Append(context.Background(), event.Raw{Type: event.TypeToolResult, Data: raw(`{"turn":` + tn + `,"step":1,"callId":"` + id + `","content":[{"type":"text","text":"` + strings.Repeat("x", 40) + `"}],"isError":false,"meta":{"ms":3}}`)}, event.Intent{Op: event.Append(), Sources: []int64{call.Seq}})).Seq)
 	}
 	if len(answered) == len(ids) {
-		nodes = append(nodes, must(s.Append(event.TypeAssistantMessage, raw(`{"turn":`+tn+`,"step":2,"content":[{"type":"text","text":"answer `+tn+`"}]}`), &event.Intent{Op: event.Append()})).Seq)
+		nodes = append(nodes, must(s.Append(context.Background(), event.Raw{Type: event.TypeAssistantMessage, Data: raw(`{"turn":` + tn + `,"step":2,"content":[{"type":"text","text":"answer ` + tn + `"}]}`)}, event.Intent{Op: event.Append()})).Seq)
 	}
 	return nodes
 }
@@ -139,14 +139,14 @@ func TestLock(t *testing.T) {
 	if _, err := compaction.Begin(context.Background(), resumed, nodes[1], nodes[1]); !errors.Is(err, event.CodeCompactionLocked) {
 		t.Fatalf("Begin after a resume with a compaction open: %v", err)
 	}
-	closers, err := resumed.Repair()
+	closers, err := resumed.Repair(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(closers) != 2 || closers[0].Type != event.TypeCompactEnd || string(closers[0].Data) != `{"turn":2,"error":"interrupted"}` || closers[1].Type != event.TypeTurnEnd {
 		t.Fatalf("closers %v", closers)
 	}
-	if again, _ := resumed.Repair(); len(again) != 0 {
+	if again, _ := resumed.Repair(context.Background()); len(again) != 0 {
 		t.Fatalf("repair is not idempotent: %v", again)
 	}
 	if !slices.EqualFunc(closers, model.Closers(s.Events()), func(a, b event.Event) bool { return ops.EqualEvent(&a, &b) }) {
@@ -296,15 +296,15 @@ func TestRangeChanged(t *testing.T) {
 func TestLogChanged(t *testing.T) {
 	appends := map[string]func(s *session.Session) error{
 		"step/start": func(s *session.Session) error {
-			_, err := s.Append(event.TypeStepStart, json.RawMessage(`{"turn":1,"step":9}`), nil)
+			_, err := s.Append(context.Background(), event.Raw{Type: event.TypeStepStart, Data: json.RawMessage(`{"turn":1,"step":9}`)})
 			return err
 		},
 		"a chunk": func(s *session.Session) error {
-			_, err := s.Append(event.TypeAssistantChunk, json.RawMessage(`{"turn":1,"step":9,"chunk":{"type":"text-delta","text":"x"}}`), nil)
+			_, err := s.Append(context.Background(), event.Raw{Type: event.TypeAssistantChunk, Data: json.RawMessage(`{"turn":1,"step":9,"chunk":{"type":"text-delta","text":"x"}}`)})
 			return err
 		},
 		"a refused append": func(s *session.Session) error {
-			_, err := s.Append(event.TypeStepStart, json.RawMessage(`{"turn":"x"}`), nil)
+			_, err := s.Append(context.Background(), event.Raw{Type: event.TypeStepStart, Data: json.RawMessage(`{"turn":"x"}`)})
 			if err == nil {
 				return errors.New("accepted")
 			}
@@ -457,7 +457,7 @@ func TestSeedSystemBracketLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	closers, _ := crashed.Repair()
+	closers, _ := crashed.Repair(context.Background())
 	var types []event.Type
 	for _, c := range closers {
 		types = append(types, c.Type)
@@ -483,7 +483,7 @@ func TestPairingIsIncremental(t *testing.T) {
 		compaction.BalancedAfter(s, s.Surface().At(0))
 		res := testing.Benchmark(func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				e, _ := s.Append(event.TypeUserMessage, raw(`{"content":[],"source":{"kind":"user"}}`), &event.Intent{Op: event.Append()})
+				e, _ := s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: raw(`{"content":[],"source":{"kind":"user"}}`)}, event.Intent{Op: event.Append()})
 				compaction.BalancedAfter(s, e.Seq)
 			}
 		})

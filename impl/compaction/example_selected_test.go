@@ -24,11 +24,11 @@ func ExampleCompactSelected() {
 	user := json.RawMessage(`{"kind":"user"}`)
 	var prompt event.Event
 	for turn := int64(1); turn <= 3; turn++ {
-		s.AppendTurnStart(event.TurnStartData{Turn: turn, Trigger: json.RawMessage(`{"kind":"message"}`)})
-		prompt, _ = s.AppendUserMessage(event.UserMessageData{Content: text(fmt.Sprintf("question %d", turn)), Source: user}, event.AppendIntent())
-		s.AppendAssistantMessage(event.AssistantMessageData{Turn: turn, Step: 1, Content: text(strings.Repeat("long answer ", 80))}, event.AppendIntent())
+		s.Append(context.Background(), event.TurnStartData{Turn: turn, Trigger: json.RawMessage(`{"kind":"message"}`)})
+		prompt, _ = s.Append(context.Background(), event.UserMessageData{Content: text(fmt.Sprintf("question %d", turn)), Source: user}, event.AppendIntent())
+		s.Append(context.Background(), event.AssistantMessageData{Turn: turn, Step: 1, Content: text(strings.Repeat("long answer ", 80))}, event.AppendIntent())
 		if turn < 3 {
-			s.AppendTurnEnd(event.TurnEndData{Turn: turn, Reason: json.RawMessage(`{"kind":"completed"}`)})
+			s.Append(context.Background(), event.TurnEndData{Turn: turn, Reason: json.RawMessage(`{"kind":"completed"}`)})
 		}
 	}
 	summarize := func(ctx context.Context, op *compaction.Operation) ([]json.RawMessage, compaction.Meta, error) {

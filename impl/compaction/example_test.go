@@ -28,14 +28,14 @@ func Example() {
 		}
 		return e
 	}
-	must(s.AppendTurnStart(event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)}))
-	q := must(s.AppendUserMessage(event.UserMessageData{Content: text("What is in f.go?"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent()))
+	must(s.Append(context.Background(), event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)}))
+	q := must(s.Append(context.Background(), event.UserMessageData{Content: text("What is in f.go?"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent()))
 	call := json.RawMessage(`{"type":"tool-call","id":"c1","name":"read","arguments":{"path":"f.go"}}`)
-	must(s.AppendAssistantMessage(event.AssistantMessageData{Turn: 1, Step: 1, Content: []json.RawMessage{call}}, event.AppendIntent()))
-	tc := must(s.AppendToolCall(event.ToolCallData{Turn: 1, Step: 1, CallID: "c1", Name: "read", Arguments: `{"path":"f.go"}`}))
+	must(s.Append(context.Background(), event.AssistantMessageData{Turn: 1, Step: 1, Content: []json.RawMessage{call}}, event.AppendIntent()))
+	tc := must(s.Append(context.Background(), event.ToolCallData{Turn: 1, Step: 1, CallID: "c1", Name: "read", Arguments: `{"path":"f.go"}`}))
 	file := strings.Repeat("// F returns the answer.\\nfunc F() int { return 41 }\\n", 20)
-	res := must(s.AppendToolResult(event.ToolResultData{Turn: 1, Step: 1, CallID: "c1", Content: text(file), IsError: false}, event.AppendIntent(tc.Seq)))
-	must(s.AppendAssistantMessage(event.AssistantMessageData{Turn: 1, Step: 2, Content: text("F returns 41.")}, event.AppendIntent()))
+	res := must(s.Append(context.Background(), event.ToolResultData{Turn: 1, Step: 1, CallID: "c1", Content: text(file), IsError: false}, event.AppendIntent(tc.Seq)))
+	must(s.Append(context.Background(), event.AssistantMessageData{Turn: 1, Step: 2, Content: text("F returns 41.")}, event.AppendIntent()))
 
 	// Fold the first four nodes (prompt, call, result, answer) into a summary:
 	// one user message, the summary framed as the seed system frames it.
@@ -59,24 +59,25 @@ func Example() {
 // A compaction in two phases: Begin takes the lock and hands out the
 // shadowed messages; Commit (or Abort) ends it.
 func ExampleBegin() {
+	ctx := context.Background()
 	s := session.New()
-	s.AppendTurnStart(event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
+	s.Append(ctx, event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
 	for _, q := range []string{"a", "b", "c"} {
-		if _, err := s.AppendUserMessage(event.UserMessageData{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"` + q + `"}`)}, Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent()); err != nil {
+		if _, err := s.Append(ctx, event.UserMessageData{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"` + q + `"}`)}, Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent()); err != nil {
 			log.Fatal(err)
 		}
 	}
-	op, err := compaction.Begin(context.Background(), s, 1, 2)
+	op, err := compaction.Begin(ctx, s, 1, 2)
 	if err != nil {
 		log.Fatal(err)
 	}
-	_, err = compaction.Begin(context.Background(), s, 3, 3)
+	_, err = compaction.Begin(ctx, s, 3, 3)
 	fmt.Println("second begin:", event.CodeOf(err))
 	fmt.Println("to summarise:", len(op.Messages), "messages,", op.TokenCount, "tokens")
 	// Two short messages: the seed system's framing alone (about 100
 	// tokens) is larger than they are, so commit the summary as it is.
 	plain := []compaction.Option{compaction.WithoutFraming(), compaction.WithoutSizeCheck()}
-	if _, err := op.Commit(context.Background(), []json.RawMessage{json.RawMessage(`{"type":"text","text":"a and b"}`)}, compaction.Meta{Provider: "p", Model: "m"}, plain...); err != nil {
+	if _, err := op.Commit(ctx, []json.RawMessage{json.RawMessage(`{"type":"text","text":"a and b"}`)}, compaction.Meta{Provider: "p", Model: "m"}, plain...); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("surface:", s.Surface())
@@ -88,10 +89,11 @@ func ExampleBegin() {
 
 // Pruning replaces a tool result's content, keeping its call id.
 func ExamplePruneToolResult() {
+	ctx := context.Background()
 	s := session.New()
-	s.AppendAssistantMessage(event.AssistantMessageData{Turn: 1, Step: 1, Content: []json.RawMessage{json.RawMessage(`{"type":"tool-call","id":"c1","name":"ls","arguments":{}}`)}}, event.AppendIntent())
-	call, _ := s.AppendToolCall(event.ToolCallData{Turn: 1, Step: 1, CallID: "c1", Name: "ls", Arguments: "{}"})
-	res, err := s.AppendToolResult(event.ToolResultData{Turn: 1, Step: 1, CallID: "c1", Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"` + strings.Repeat("file\\n", 1000) + `"}`)}}, event.AppendIntent(call.Seq))
+	s.Append(ctx, event.AssistantMessageData{Turn: 1, Step: 1, Content: []json.RawMessage{json.RawMessage(`{"type":"tool-call","id":"c1","name":"ls","arguments":{}}`)}}, event.AppendIntent())
+	call, _ := s.Append(ctx, event.ToolCallData{Turn: 1, Step: 1, CallID: "c1", Name: "ls", Arguments: "{}"})
+	res, err := s.Append(ctx, event.ToolResultData{Turn: 1, Step: 1, CallID: "c1", Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"` + strings.Repeat("file\\n", 1000) + `"}`)}}, event.AppendIntent(call.Seq))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -23,8 +23,8 @@ func TestFramedCommit(t *testing.T) {
 	long := strings.Repeat("x", 708)
 	setup := func() (*session.Session, int64) {
 		s := session.New()
-		s.AppendTurnStart(event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
-		q, _ := s.AppendUserMessage(event.UserMessageData{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"` + long + `"}`)}, Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+		s.Append(context.Background(), event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
+		q, _ := s.Append(context.Background(), event.UserMessageData{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"` + long + `"}`)}, Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
 		return s, q.Seq
 	}
 	summary := func(n int) []json.RawMessage {

@@ -19,7 +19,7 @@ func TestObservedCompaction(t *testing.T) {
 	var rec observe.Recorder
 	s := session.New(session.WithObserver(&rec))
 	first := conversation(t, s, 1, []string{"a"}, []string{"a"})
-	if _, err := s.Append(event.TypeTurnEnd, raw(`{"turn":1,"reason":{"kind":"completed"}}`), nil); err != nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnEnd, Data: raw(`{"turn":1,"reason":{"kind":"completed"}}`)}); err != nil {
 		t.Fatal(err)
 	}
 	conversation(t, s, 2, []string{"b"}, []string{"b"})

@@ -40,11 +40,11 @@ func providerTurn(t *testing.T, s *session.Session, turn int, blocks ...string) 
 		}
 		return e.Seq
 	}
-	must(s.Append(event.TypeTurnStart, raw(`{"turn":`+tn+`,"trigger":{"kind":"message"}}`), nil))
-	p := must(s.Append(event.TypeUserMessage, raw(`{"content":[{"type":"text","text":"`+strings.Repeat("question ", 40)+`"}],"source":{"kind":"user"}}`), &event.Intent{Op: event.Append()}))
-	m := must(s.Append(event.TypeAssistantMessage, raw(`{"turn":`+tn+`,"step":1,"content":[`+strings.Join(blocks, ",")+`]}`), &event.Intent{Op: event.Append()}))
-	a := must(s.Append(event.TypeAssistantMessage, raw(`{"turn":`+tn+`,"step":2,"content":[{"type":"text","text":"`+strings.Repeat("answer ", 40)+`"}]}`), &event.Intent{Op: event.Append()}))
-	must(s.Append(event.TypeTurnEnd, raw(`{"turn":`+tn+`,"reason":{"kind":"completed"}}`), nil))
+	must(s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: raw(`{"turn":` + tn + `,"trigger":{"kind":"message"}}`)}))
+	p := must(s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: raw(`{"content":[{"type":"text","text":"` + strings.Repeat("question ", 40) + `"}],"source":{"kind":"user"}}`)}, event.Intent{Op: event.Append()}))
+	m := must(s.Append(context.Background(), event.Raw{Type: event.TypeAssistantMessage, Data: raw(`{"turn":` + tn + `,"step":1,"content":[` + strings.Join(blocks, ",") + `]}`)}, event.Intent{Op: event.Append()}))
+	a := must(s.Append(context.Background(), event.Raw{Type: event.TypeAssistantMessage, Data: raw(`{"turn":` + tn + `,"step":2,"content":[{"type":"text","text":"` + strings.Repeat("answer ", 40) + `"}]}`)}, event.Intent{Op: event.Append()}))
+	must(s.Append(context.Background(), event.Raw{Type: event.TypeTurnEnd, Data: raw(`{"turn":` + tn + `,"reason":{"kind":"completed"}}`)}))
 	return []int64{p, m, a}
 }
 
@@ -61,7 +61,7 @@ func TestOpaqueItems(t *testing.T) {
 		one := providerTurn(t, s, 1, `{"type":"text","text":"plain"}`)
 		two := providerTurn(t, s, 2, nativeBlock("reasoning", true, 300), `{"type":"text","text":"x"}`)
 		three := providerTurn(t, s, 3, nativeBlock("reasoning", false, 300))
-		if _, err := s.Append(event.TypeTurnStart, raw(`{"turn":4,"trigger":{"kind":"message"}}`), nil); err != nil {
+		if _, err := s.Append(ctx, event.Raw{Type: event.TypeTurnStart, Data: raw(`{"turn":4,"trigger":{"kind":"message"}}`)}); err != nil {
 			t.Fatal(err)
 		}
 		n := s.Len()
@@ -108,7 +108,7 @@ func TestProviderCompacted(t *testing.T) {
 		if lookAlike {
 			block = `{"type":"text","text":"what came before","compaction":true,"native":{"provider":"openai","model":"gpt-5.1","item":{"type":"message"}}}`
 		}
-		rep, err := s.Append(event.TypeAssistantMessage, raw(`{"turn":1,"step":3,"content":[`+block+`]}`), &event.Intent{Op: event.Replace(one[0], one[2]), Sources: one})
+		rep, err := s.Append(ctx, event.Raw{Type: event.TypeAssistantMessage, Data: raw(`{"turn":1,"step":3,"content":[` + block + `]}`)}, event.Intent{Op: event.Replace(one[0], one[2]), Sources: one})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +150,7 @@ func TestProviderHistory(t *testing.T) {
 	for _, held := range []string{`{"previousResponseId":"resp_1"}`, `{"conversation":"conv_1","id":"r"}`} {
 		s := session.New()
 		nodes := conversation(t, s, 1, []string{"a"}, []string{"a"})
-		if _, err := s.Append(event.TypeAssistantMessage, raw(`{"turn":1,"step":3,"content":[{"type":"text","text":"x"}],"response":`+held+`}`), &event.Intent{Op: event.Append()}); err != nil {
+		if _, err := s.Append(ctx, event.Raw{Type: event.TypeAssistantMessage, Data: raw(`{"turn":1,"step":3,"content":[{"type":"text","text":"x"}],"response":` + held + `}`)}, event.Intent{Op: event.Append()}); err != nil {
 			t.Fatal(err)
 		}
 		n := s.Len()
@@ -167,7 +167,7 @@ func TestProviderHistory(t *testing.T) {
 			t.Fatalf("%s: %d events appended", held, s.Len()-n)
 		}
 		// Not the last assistant message any more: lifted.
-		if _, err := s.Append(event.TypeAssistantMessage, raw(`{"turn":1,"step":4,"content":[{"type":"text","text":"y"}],"response":{"previousResponseId":"","id":"r2"}}`), &event.Intent{Op: event.Append()}); err != nil {
+		if _, err := s.Append(ctx, event.Raw{Type: event.TypeAssistantMessage, Data: raw(`{"turn":1,"step":4,"content":[{"type":"text","text":"y"}],"response":{"previousResponseId":"","id":"r2"}}`)}, event.Intent{Op: event.Append()}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := compaction.PruneToolResult(s, nodes[2], []json.RawMessage{raw(`{"type":"text","text":"[pruned]"}`)}); err != nil {

@@ -41,7 +41,7 @@ func PruneToolResult(s *session.Session, seq int64, content []json.RawMessage, o
 	t := trackerOf(s)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, err = s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
+	_, err = s.AppendBatch(context.Background(), func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
 		if t.held {
 			return nil, heldErr()

@@ -214,7 +214,7 @@ func Select(s *session.Session, policy Policy, opts ...SelectOption) (Selection,
 	defer t.mu.Unlock()
 	var sel Selection
 	var serr error
-	_, _ = s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
+	_, _ = s.AppendBatch(context.Background(), func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
 		sel, _, _, serr = t.choose(tx, policy, opts)
 		return nil, nil
@@ -340,7 +340,7 @@ func ProposePrunes(s *session.Session, minTokens int, estimate Estimator) []int6
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []int64
-	_, _ = s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
+	_, _ = s.AppendBatch(context.Background(), func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
 		log := tx.Events()
 		var candidates []int64
@@ -384,7 +384,7 @@ func balance(s *session.Session, seq int64, after bool) (balanced, ok bool) {
 	t := trackerOf(s)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, _ = s.AppendBatch(func(tx session.Tx) ([]session.Draft, error) {
+	_, _ = s.AppendBatch(context.Background(), func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
 		if ok = onSurface(tx, seq); ok {
 			if after {

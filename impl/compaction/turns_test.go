@@ -33,18 +33,18 @@ func fullTurn(t testing.TB, s *session.Session, turn, resultBytes, outputTokens 
 	tn := fmt.Sprint(turn)
 	id := "r" + tn
 	var nodes turnNodes
-	must(s.Append(event.TypeTurnStart, raw(`{"turn":`+tn+`,"trigger":{"kind":"message"}}`), nil))
-	nodes = append(nodes, must(s.Append(event.TypeUserMessage, raw(`{"content":[{"type":"text","text":"question `+tn+`"}],"source":{"kind":"user"}}`), &event.Intent{Op: event.Append()})).Seq)
-	nodes = append(nodes, must(s.Append(event.TypeAssistantMessage, raw(`{"turn":`+tn+`,"step":1,"content":[{"type":"tool-call","id":"`+id+`","name":"read","arguments":{}}]}`), &event.Intent{Op: event.Append()})).Seq)
-	call := must(s.Append(event.TypeToolCall, raw(`{"turn":`+tn+`,"step":1,"callId":"`+id+`","name":"read","arguments":"{}"}`), nil))
-	nodes = append(nodes, must(s.Append(event.TypeToolResult, raw(`{"turn":`+tn+`,"step":1,"callId":"`+id+`","content":[{"type":"text","text":"`+strings.Repeat("x", resultBytes)+`"}],"isError":false}`), &event.Intent{Op: event.Append(), Sources: []int64{call.Seq}})).Seq)
+	must(s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: raw(`{"turn":` + tn + `,"trigger":{"kind":"message"}}`)}))
+	nodes = append(nodes, must(s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: raw(`{"content":[{"type":"text","text":"question ` + tn + `"}],"source":{"kind":"user"}}`)}, event.Intent{Op: event.Append()})).Seq)
+	nodes = append(nodes, must(s.Append(context.Background(), event.Raw{Type: event.TypeAssistantMessage, Data: raw(`{"turn":` + tn + `,"step":1,"content":[{"type":"tool-call","id":"` + id + `","name":"read","arguments":{}}]}`)}, event.Intent{Op: event.Append()})).Seq)
+	call := must(s.Append(context.Background(), event.Raw{Type: event.TypeToolCall, Data: raw(`{"turn":` + tn + `,"step":1,"callId":"` + id + `","name":"read","arguments":"{}"}`)}))
+	nodes = append(nodes, must(s.Append(context.Background(), event.Raw{Type: event.TypeToolResult, Data: raw(`{"turn":` + tn + `,"step":1,"callId":"` + id + `","content":[{"type":"text","text":"` + strings.Repeat("x", resultBytes) + `"}],"isError":false}`)}, event.Intent{Op: event.Append(), Sources: []int64{call.Seq}})).Seq)
 	usage := ""
 	if outputTokens > 0 {
 		usage = fmt.Sprintf(`,"usage":{"inputTokens":10,"outputTokens":%d}`, outputTokens)
 	}
 	if !open {
-		nodes = append(nodes, must(s.Append(event.TypeAssistantMessage, raw(`{"turn":`+tn+`,"step":2,"content":[{"type":"text","text":"answer `+tn+`"}]`+usage+`}`), &event.Intent{Op: event.Append()})).Seq)
-		must(s.Append(event.TypeTurnEnd, raw(`{"turn":`+tn+`,"reason":{"kind":"completed"}}`), nil))
+		nodes = append(nodes, must(s.Append(context.Background(), event.Raw{Type: event.TypeAssistantMessage, Data: raw(`{"turn":` + tn + `,"step":2,"content":[{"type":"text","text":"answer ` + tn + `"}]` + usage + `}`)}, event.Intent{Op: event.Append()})).Seq)
+		must(s.Append(context.Background(), event.Raw{Type: event.TypeTurnEnd, Data: raw(`{"turn":` + tn + `,"reason":{"kind":"completed"}}`)}))
 	}
 	return nodes
 }
@@ -170,7 +170,7 @@ func TestCompactSelectedUnderConcurrentAppends(t *testing.T) {
 				return
 			default:
 			}
-			s.Append(event.TypeTodoWrite, raw(`{"todos":[]}`), nil)
+			s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: raw(`{"todos":[]}`)})
 		}
 	}()
 	for i := 0; i < 50; i++ {

@@ -221,7 +221,7 @@ func TestLockHeldAgainstLookAlikeEnds(t *testing.T) {
 			}{event.TypeCompactEnd, `{"turn":1,"error":"another"}`})
 		}
 		for _, la := range lookAlikes {
-			if _, err := s.Append(la.t, json.RawMessage(la.data), nil); err != nil {
+			if _, err := s.Append(context.Background(), event.Raw{Type: la.t, Data: json.RawMessage(la.data)}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := compaction.Begin(context.Background(), s, nodes[0], nodes[0]); !errors.Is(err, event.CodeCompactionLocked) {
@@ -241,7 +241,7 @@ func TestLockHeldAgainstLookAlikeEnds(t *testing.T) {
 	if _, err := compaction.Begin(context.Background(), s, nodes[0], nodes[0], compaction.WithVocabulary(compaction.CompactionEvents), compaction.WithID("c1")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(event.TypeCompactionEnd, json.RawMessage(`{"compactionId":"c\u0031","turn":1,"error":"ended by hand"}`), nil); err != nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeCompactionEnd, Data: json.RawMessage(`{"compactionId":"c\u0031","turn":1,"error":"ended by hand"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := compaction.Begin(context.Background(), s, nodes[0], nodes[0]); errors.Is(err, event.CodeCompactionLocked) {

@@ -42,21 +42,21 @@ func randomSession(t *rapid.T) *session.Session {
 	for turn := 1; turn <= turns; turn++ {
 		tn := fmt.Sprint(turn)
 		trigger := rapid.SampledFrom([]string{`{"kind":"message","source":{"kind":"user"}}`, `{"kind":"continuation"}`, `{"kind":"injection"}`}).Draw(t, "trigger")
-		must(s.Append(event.TypeTurnStart, raw(`{"turn":`+tn+`,"trigger":`+trigger+`}`), nil))
+		must(s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: raw(`{"turn":` + tn + `,"trigger":` + trigger + `}`)}))
 		for step := 1; step <= rapid.IntRange(1, 3).Draw(t, "steps"); step++ {
 			st := fmt.Sprint(step)
 			switch rapid.IntRange(0, 3).Draw(t, "prompt") {
 			case 0:
-				must(s.Append(event.TypeUserMessage, raw(`{"content":[{"type":"text","text":"question `+tn+`.`+st+` \"quoted\" <x>"}],"source":{"kind":"user"}}`), appendOp))
+				must(s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: raw(`{"content":[{"type":"text","text":"question ` + tn + `.` + st + ` \"quoted\" <x>"}],"source":{"kind":"user"}}`)}, appendOp.Value()))
 			case 1:
 				env := rapid.SampledFrom([]string{``, `,"envelope":"context"`, `,"envelope":"raw"`}).Draw(t, "envelope")
-				must(s.Append(event.TypeContextMessage, raw(`{"content":[{"type":"text","text":"ctx `+tn+`"}],"source":{"kind":"memory"}`+env+`}`), appendOp))
+				must(s.Append(context.Background(), event.Raw{Type: event.TypeContextMessage, Data: raw(`{"content":[{"type":"text","text":"ctx ` + tn + `"}],"source":{"kind":"memory"}` + env + `}`)}, appendOp.Value()))
 			case 2:
-				must(s.Append(event.TypeSteeringMessage, raw(`{"turn":`+tn+`,"content":[{"type":"text","text":"steer"}],"source":{"kind":"user"}}`), appendOp))
+				must(s.Append(context.Background(), event.Raw{Type: event.TypeSteeringMessage, Data: raw(`{"turn":` + tn + `,"content":[{"type":"text","text":"steer"}],"source":{"kind":"user"}}`)}, appendOp.Value()))
 			case 3:
-				must(s.Append(event.TypePromptBlocked, raw(`{"content":[{"type":"text","text":"no"}],"source":{"kind":"user"},"reason":"policy"}`), nil))
+				must(s.Append(context.Background(), event.Raw{Type: event.TypePromptBlocked, Data: raw(`{"content":[{"type":"text","text":"no"}],"source":{"kind":"user"},"reason":"policy"}`)}))
 			}
-			must(s.Append(event.TypeStepStart, raw(`{"turn":`+tn+`,"step":`+st+`}`), nil))
+			must(s.Append(context.Background(), event.Raw{Type: event.TypeStepStart, Data: raw(`{"turn":` + tn + `,"step":` + st + `}`)}))
 			calls := rapid.IntRange(0, 2).Draw(t, "calls")
 			var blocks []string
 			for c := range calls {
@@ -70,32 +70,32 @@ func randomSession(t *rapid.T) *session.Session {
 			}
 			prov := rapid.SampledFrom([]string{``, `,"provenance":{"provider":"p","model":"m"}`, `,"provenance":{"provider":"p","model":"m","replayState":{"k":1}}`}).Draw(t, "provenance")
 			usage := rapid.SampledFrom([]string{``, `,"usage":{"inputTokens":3,"outputTokens":4}`}).Draw(t, "usage")
-			must(s.Append(event.TypeAssistantMessage, raw(`{"turn":`+tn+`,"step":`+st+`,"content":[`+strings.Join(blocks, ",")+`]`+prov+usage+`}`), appendOp))
+			must(s.Append(context.Background(), event.Raw{Type: event.TypeAssistantMessage, Data: raw(`{"turn":` + tn + `,"step":` + st + `,"content":[` + strings.Join(blocks, ",") + `]` + prov + usage + `}`)}, appendOp.Value()))
 			for c := range calls {
 				id := fmt.Sprintf("call%s_%s_%d", tn, st, c)
-				call := must(s.Append(event.TypeToolCall, raw(`{"turn":`+tn+`,"step":`+st+`,"callId":"`+id+`","name":"read","arguments":"{}"}`), nil))
+				call := must(s.Append(context.Background(), event.Raw{Type: event.TypeToolCall, Data: raw(`{"turn":` + tn + `,"step":` + st + `,"callId":"` + id + `","name":"read","arguments":"{}"}`)}))
 				meta := rapid.SampledFrom([]string{``, `,"meta":{"ms":3}`, `,"error":{"name":"E","message":"bad"}`}).Draw(t, "meta")
-				res := must(s.Append(event.TypeToolResult, raw(`{"turn":`+tn+`,"step":`+st+`,"callId":"`+id+`","content":[{"type":"text","text":"`+strings.Repeat("r", 60)+`"}],"isError":false`+meta+`}`), &event.Intent{Op: event.Append(), Sources: []int64{call.Seq}}))
+				res := must(s.Append(context.Background(), event.Raw{Type: event.TypeToolResult, Data: raw(`{"turn":` + tn + `,"step":` + st + `,"callId":"` + id + `","content":[{"type":"text","text":"` + strings.Repeat("r", 60) + `"}],"isError":false` + meta + `}`)}, event.Intent{Op: event.Append(), Sources: []int64{call.Seq}}))
 				if rapid.IntRange(0, 3).Draw(t, "prune") == 0 {
 					if _, err := compaction.PruneToolResult(s, res.Seq, []json.RawMessage{raw(`{"type":"text","text":"[pruned]"}`)}); err != nil {
 						t.Fatalf("prune: %v", err)
 					}
 				}
 			}
-			must(s.Append(event.TypeStepEnd, raw(`{"turn":`+tn+`,"step":`+st+`}`), nil))
+			must(s.Append(context.Background(), event.Raw{Type: event.TypeStepEnd, Data: raw(`{"turn":` + tn + `,"step":` + st + `}`)}))
 		}
 		if rapid.IntRange(0, 3).Draw(t, "todo") == 0 {
-			must(s.Append(event.TypeTodoWrite, raw(`{"todos":[]}`), nil))
+			must(s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: raw(`{"todos":[]}`)}))
 		}
 		if rapid.IntRange(0, 3).Draw(t, "unknown") == 0 {
-			must(s.AppendEvent(event.Event{Type: "plugin/note", Seq: int64(s.Len()), Time: 1, Data: raw(`{"n":1}`), Ignorable: true}))
+			must(s.AppendEvent(context.Background(), event.Event{Type: "plugin/note", Seq: int64(s.Len()), Time: 1, Data: raw(`{"n":1}`), Ignorable: true}))
 		}
 		if rapid.IntRange(0, 2).Draw(t, "compact") == 0 {
 			compact(t, s, rapid.Bool().Draw(t, "compaction/*"))
 		}
 		reason := rapid.SampledFrom([]string{`{"kind":"completed"}`, `{"kind":"aborted"}`, `{"kind":"aborted","reason":"user"}`, `{"kind":"disposed"}`,
 			`{"kind":"error","step":1,"message":"boom"}`, `{"kind":"error","step":1,"message":"boom","code":"E1"}`, `{"kind":"max-tokens"}`, `{"kind":"interrupted"}`}).Draw(t, "reason")
-		must(s.Append(event.TypeTurnEnd, raw(`{"turn":`+tn+`,"reason":`+reason+`}`), nil))
+		must(s.Append(context.Background(), event.Raw{Type: event.TypeTurnEnd, Data: raw(`{"turn":` + tn + `,"reason":` + reason + `}`)}))
 	}
 	return s
 }

@@ -1,6 +1,7 @@
 package convert_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -17,13 +18,14 @@ import (
 // released messages carry ids and sources; their content is this
 // library's.
 func Example() {
+	ctx := context.Background()
 	s := session.New()
-	ap := &event.Intent{Op: event.Append()}
-	s.Append(event.TypeTurnStart, json.RawMessage(`{"turn":1,"trigger":{"kind":"message"}}`), nil)
-	s.Append(event.TypeUserMessage, json.RawMessage(`{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}`), ap)
-	s.Append(event.TypeContextMessage, json.RawMessage(`{"content":[{"type":"text","text":"cwd is /w"}],"source":{"kind":"env"}}`), ap)
-	s.Append(event.TypeAssistantMessage, json.RawMessage(`{"turn":1,"step":1,"content":[{"type":"text","text":"hello"}],"provenance":{"provider":"p","model":"m"}}`), ap)
-	s.Append(event.TypeTurnEnd, json.RawMessage(`{"turn":1,"reason":{"kind":"completed"}}`), nil)
+	ap := event.AppendIntent()
+	s.Append(ctx, event.Raw{Type: event.TypeTurnStart, Data: json.RawMessage(`{"turn":1,"trigger":{"kind":"message"}}`)})
+	s.Append(ctx, event.Raw{Type: event.TypeUserMessage, Data: json.RawMessage(`{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}`)}, ap)
+	s.Append(ctx, event.Raw{Type: event.TypeContextMessage, Data: json.RawMessage(`{"content":[{"type":"text","text":"cwd is /w"}],"source":{"kind":"env"}}`)}, ap)
+	s.Append(ctx, event.Raw{Type: event.TypeAssistantMessage, Data: json.RawMessage(`{"turn":1,"step":1,"content":[{"type":"text","text":"hello"}],"provenance":{"provider":"p","model":"m"}}`)}, ap)
+	s.Append(ctx, event.Raw{Type: event.TypeTurnEnd, Data: json.RawMessage(`{"turn":1,"reason":{"kind":"completed"}}`)})
 
 	header := persist.Header{ID: "s1", CreatedAt: 1767225600000, Cwd: "/w"}
 	events, err := convert.ToReleased(header.ID, s.Events(), convert.Options{})

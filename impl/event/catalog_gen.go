@@ -95,19 +95,19 @@ const (
 	CodeStrictArgumentsNotObject Code = "strict.arguments_not_object"
 	// CodeStrictTurnOpen (STRICT-3): Strict mode: a turn/start while a turn is open.
 	CodeStrictTurnOpen Code = "strict.turn_open"
-	// CodeStrictNoTurn (STRICT-3): Strict mode: a turn/end, step/start or step/end outside a turn, or a steering/message for a turn that is not the open one.
+	// CodeStrictNoTurn (STRICT-3): Strict mode: a turn/end, step/start, step/end, assistant message or chunk, tool/call or tool/result outside a turn, or a steering/message for a turn that is not the open one.
 	CodeStrictNoTurn Code = "strict.no_turn"
 	// CodeStrictWrongTurn (STRICT-3): Strict mode: a turn/end, step/start, step/end, assistant message or chunk, tool/call or tool/result whose turn is not the open turn's number.
 	CodeStrictWrongTurn Code = "strict.wrong_turn"
-	// CodeStrictCallUnknown (STRICT-4): Strict mode: a tool/result for a call the session never made, or outside any turn.
+	// CodeStrictCallUnknown (STRICT-4): Strict mode: a tool/result for a call the session never made.
 	CodeStrictCallUnknown Code = "strict.call_unknown"
 	// CodeStrictCallAnswered (STRICT-4): Strict mode: a second tool/result for a call already answered.
 	CodeStrictCallAnswered Code = "strict.call_answered"
-	// CodeStrictCallsPending (STRICT-5): Strict mode: a user, context or steering message, or a turn/end, appended while tool calls have no result (in any turn or step).
+	// CodeStrictCallsPending (STRICT-5): Strict mode: a user, context or steering message, a step/end or a turn/end, appended while tool calls have no result (in any turn or step).
 	CodeStrictCallsPending Code = "strict.calls_pending"
 	// CodeStrictCallReused (STRICT-6): Strict mode: an assistant message makes a tool call whose id an earlier call of the session used, or uses one id twice.
 	CodeStrictCallReused Code = "strict.call_reused"
-	// CodeStrictReplaceUnbalanced (STRICT-7): Strict mode: a replace whose range separates a tool call from its result, or folds a call that has no result yet (unless the replacing node makes that call or gives that result itself).
+	// CodeStrictReplaceUnbalanced (STRICT-7): Strict mode: a replace that would leave a tool call without its result or a result without its call (or either twice, or the result first), fold a call that has no result yet, or make a call that is not a pending call of its range.
 	CodeStrictReplaceUnbalanced Code = "strict.replace_unbalanced"
 	// CodeVocabularyInvalid (SURF-3): A program registered an event type whose name is empty or has surrounding space, that is in the catalog already, registered twice or surface-eligible, or one of whose fields has no name, is named twice, has a kind SURF-5 does not list or an enum on a non-string.
 	CodeVocabularyInvalid Code = "vocabulary.invalid"
@@ -742,10 +742,65 @@ var catalog = []TypeSpec{
 	},
 }
 
+// NewData returns a new zero value of the data struct of catalog type t (a pointer,
+// ready for json.Unmarshal), or nil for a type outside the catalog.
+func NewData(t Type) Data {
+	switch t {
+	case TypeTurnStart:
+		return new(TurnStartData)
+	case TypeTurnEnd:
+		return new(TurnEndData)
+	case TypeStepStart:
+		return new(StepStartData)
+	case TypeStepEnd:
+		return new(StepEndData)
+	case TypeUserMessage:
+		return new(UserMessageData)
+	case TypePromptBlocked:
+		return new(PromptBlockedData)
+	case TypeContextMessage:
+		return new(ContextMessageData)
+	case TypeAssistantChunk:
+		return new(AssistantChunkData)
+	case TypeAssistantMessage:
+		return new(AssistantMessageData)
+	case TypeToolCall:
+		return new(ToolCallData)
+	case TypeToolResult:
+		return new(ToolResultData)
+	case TypeSteeringMessage:
+		return new(SteeringMessageData)
+	case TypeTodoWrite:
+		return new(TodoWriteData)
+	case TypeRequestHeader:
+		return new(RequestHeaderData)
+	case TypeCompactStart:
+		return new(CompactStartData)
+	case TypeCompactSummary:
+		return new(CompactSummaryData)
+	case TypeCompactEnd:
+		return new(CompactEndData)
+	case TypeCompactionStart:
+		return new(CompactionStartData)
+	case TypeCompactionSummary:
+		return new(CompactionSummaryData)
+	case TypeCompactionEnd:
+		return new(CompactionEndData)
+	case TypeCompactionPrune:
+		return new(CompactionPruneData)
+	}
+	return nil
+}
+
 // TurnStartData is the data of a turn/start event. Opens turn `turn`; `trigger` records what started it.
 type TurnStartData struct {
 	Turn    int64           `json:"turn"`
 	Trigger json.RawMessage `json:"trigger"`
+}
+
+// EventType is TypeTurnStart: append the data with session.Session.Append.
+func (TurnStartData) EventType() Type {
+	return TypeTurnStart
 }
 
 // TurnEndData is the data of a turn/end event. Closes turn `turn` with the reason it ended; `interrupted` is written only by repair.
@@ -754,10 +809,20 @@ type TurnEndData struct {
 	Reason json.RawMessage `json:"reason"`
 }
 
+// EventType is TypeTurnEnd: append the data with session.Session.Append.
+func (TurnEndData) EventType() Type {
+	return TypeTurnEnd
+}
+
 // StepStartData is the data of a step/start event. Opens step `step` of turn `turn`: one model call plus the tool executions it requested.
 type StepStartData struct {
 	Turn int64 `json:"turn"`
 	Step int64 `json:"step"`
+}
+
+// EventType is TypeStepStart: append the data with session.Session.Append.
+func (StepStartData) EventType() Type {
+	return TypeStepStart
 }
 
 // StepEndData is the data of a step/end event. Closes step `step` of turn `turn`.
@@ -766,10 +831,20 @@ type StepEndData struct {
 	Step int64 `json:"step"`
 }
 
+// EventType is TypeStepEnd: append the data with session.Session.Append.
+func (StepEndData) EventType() Type {
+	return TypeStepEnd
+}
+
 // UserMessageData is the data of a user/message event. A prompt from the user. Becomes a user-role message with its content.
 type UserMessageData struct {
 	Content []json.RawMessage `json:"content"`
 	Source  json.RawMessage   `json:"source"`
+}
+
+// EventType is TypeUserMessage: append the data with session.Session.Append.
+func (UserMessageData) EventType() Type {
+	return TypeUserMessage
 }
 
 // PromptBlockedData is the data of a prompt/blocked event. Durable record of a vetoed prompt; never model-visible.
@@ -777,6 +852,11 @@ type PromptBlockedData struct {
 	Content []json.RawMessage `json:"content"`
 	Source  json.RawMessage   `json:"source"`
 	Reason  string            `json:"reason"`
+}
+
+// EventType is TypePromptBlocked: append the data with session.Session.Append.
+func (PromptBlockedData) EventType() Type {
+	return TypePromptBlocked
 }
 
 // ContextMessageData is the data of a context/message event. Injected context (file notices, instructions, ...). Becomes a user-role message wrapped in <context> tags unless envelope is "raw".
@@ -787,11 +867,21 @@ type ContextMessageData struct {
 	Meta     json.RawMessage   `json:"meta,omitempty"`
 }
 
+// EventType is TypeContextMessage: append the data with session.Session.Append.
+func (ContextMessageData) EventType() Type {
+	return TypeContextMessage
+}
+
 // AssistantChunkData is the data of a assistant/chunk event. One raw stream chunk from the model, kept for token-level replay.
 type AssistantChunkData struct {
 	Turn  int64           `json:"turn"`
 	Step  int64           `json:"step"`
 	Chunk json.RawMessage `json:"chunk"`
+}
+
+// EventType is TypeAssistantChunk: append the data with session.Session.Append.
+func (AssistantChunkData) EventType() Type {
+	return TypeAssistantChunk
 }
 
 // AssistantMessageData is the data of a assistant/message event. The assembled assistant message of one step. Becomes an assistant-role message; empty content yields no message.
@@ -804,6 +894,11 @@ type AssistantMessageData struct {
 	Response   json.RawMessage   `json:"response,omitempty"`
 }
 
+// EventType is TypeAssistantMessage: append the data with session.Session.Append.
+func (AssistantMessageData) EventType() Type {
+	return TypeAssistantMessage
+}
+
 // ToolCallData is the data of a tool/call event. The model asked for one tool invocation; `arguments` is the raw JSON text the model produced.
 type ToolCallData struct {
 	Turn      int64  `json:"turn"`
@@ -811,6 +906,11 @@ type ToolCallData struct {
 	CallID    string `json:"callId"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+}
+
+// EventType is TypeToolCall: append the data with session.Session.Append.
+func (ToolCallData) EventType() Type {
+	return TypeToolCall
 }
 
 // ToolResultData is the data of a tool/result event. The result of one tool call. Becomes a user-role message holding one tool-result block.
@@ -824,6 +924,11 @@ type ToolResultData struct {
 	Meta    json.RawMessage   `json:"meta,omitempty"`
 }
 
+// EventType is TypeToolResult: append the data with session.Session.Append.
+func (ToolResultData) EventType() Type {
+	return TypeToolResult
+}
+
 // SteeringMessageData is the data of a steering/message event. Steering injected between steps of a running turn. Becomes a user-role message wrapped in <steering> tags.
 type SteeringMessageData struct {
 	Turn    int64             `json:"turn"`
@@ -831,9 +936,19 @@ type SteeringMessageData struct {
 	Source  json.RawMessage   `json:"source"`
 }
 
+// EventType is TypeSteeringMessage: append the data with session.Session.Append.
+func (SteeringMessageData) EventType() Type {
+	return TypeSteeringMessage
+}
+
 // TodoWriteData is the data of a todo/write event. Whole-list snapshot of the agent's todo list; log-only UI state.
 type TodoWriteData struct {
 	Todos []json.RawMessage `json:"todos"`
+}
+
+// EventType is TypeTodoWrite: append the data with session.Session.Append.
+func (TodoWriteData) EventType() Type {
+	return TypeTodoWrite
 }
 
 // RequestHeaderData is the data of a request/header event. Full header (config, system prompt, tools) for the next model request; log-only.
@@ -842,9 +957,19 @@ type RequestHeaderData struct {
 	Reason string          `json:"reason"`
 }
 
+// EventType is TypeRequestHeader: append the data with session.Session.Append.
+func (RequestHeaderData) EventType() Type {
+	return TypeRequestHeader
+}
+
 // CompactStartData is the data of a compact/start event. Opens a compaction of turn `turn` and holds the compaction lock until the next compact/end (COMP-2); log-only.
 type CompactStartData struct {
 	Turn int64 `json:"turn"`
+}
+
+// EventType is TypeCompactStart: append the data with session.Session.Append.
+func (CompactStartData) EventType() Type {
+	return TypeCompactStart
 }
 
 // CompactSummaryData is the data of a compact/summary event. What a compaction summarised: the summary, the shadowed surface-position range and seqs, their estimated tokens, and the model that wrote it (COMP-5); log-only.
@@ -858,10 +983,20 @@ type CompactSummaryData struct {
 	MaxTokens          *int64            `json:"maxTokens,omitempty"`
 }
 
+// EventType is TypeCompactSummary: append the data with session.Session.Append.
+func (CompactSummaryData) EventType() Type {
+	return TypeCompactSummary
+}
+
 // CompactEndData is the data of a compact/end event. Closes the open compaction and releases the lock; `error` says why it failed (COMP-2, COMP-6, REP-6); log-only.
 type CompactEndData struct {
 	Turn  int64   `json:"turn"`
 	Error *string `json:"error,omitempty"`
+}
+
+// EventType is TypeCompactEnd: append the data with session.Session.Append.
+func (CompactEndData) EventType() Type {
+	return TypeCompactEnd
 }
 
 // CompactionStartData is the data of a compaction/start event. Later vocabulary: opens compaction `compactionId`, inside turn `turn` or between turns (null); holds the lock until its compaction/end (COMP-2); log-only.
@@ -869,6 +1004,11 @@ type CompactionStartData struct {
 	CompactionID    string  `json:"compactionId"`
 	SourceCommandID *string `json:"sourceCommandId,omitempty"`
 	Turn            *int64  `json:"turn"`
+}
+
+// EventType is TypeCompactionStart: append the data with session.Session.Append.
+func (CompactionStartData) EventType() Type {
+	return TypeCompactionStart
 }
 
 // CompactionSummaryData is the data of a compaction/summary event. Later vocabulary: the compact/summary record of compaction `compactionId`, with the summariser's usage and raw output when known (COMP-5); log-only.
@@ -887,6 +1027,11 @@ type CompactionSummaryData struct {
 	LLMStreamCall      *bool             `json:"llmStreamCall,omitempty"`
 }
 
+// EventType is TypeCompactionSummary: append the data with session.Session.Append.
+func (CompactionSummaryData) EventType() Type {
+	return TypeCompactionSummary
+}
+
 // CompactionEndData is the data of a compaction/end event. Later vocabulary: closes compaction `compactionId` and releases the lock; `error` says why it failed (COMP-2, COMP-6, REP-6); log-only.
 type CompactionEndData struct {
 	CompactionID    string  `json:"compactionId"`
@@ -895,9 +1040,19 @@ type CompactionEndData struct {
 	Error           *string `json:"error,omitempty"`
 }
 
+// EventType is TypeCompactionEnd: append the data with session.Session.Append.
+func (CompactionEndData) EventType() Type {
+	return TypeCompactionEnd
+}
+
 // CompactionPruneData is the data of a compaction/prune event. The record of a tool-result prune: the shadowed range, seqs and estimated tokens; the replacing tool/result follows at once (COMP-7); log-only.
 type CompactionPruneData struct {
 	ShadowedRange      json.RawMessage   `json:"shadowedRange"`
 	ShadowedSeqs       []json.RawMessage `json:"shadowedSeqs"`
 	ShadowedTokenCount int64             `json:"shadowedTokenCount"`
+}
+
+// EventType is TypeCompactionPrune: append the data with session.Session.Append.
+func (CompactionPruneData) EventType() Type {
+	return TypeCompactionPrune
 }

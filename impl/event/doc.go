@@ -9,4 +9,4 @@
 // or read it with event.CodeOf(err).
 package event
 
-//go:generate go run ../../gen/catalog -spec ../../spec -event . -session ../session
+//go:generate go run ../../gen/catalog -spec ../../spec -event .

@@ -1,6 +1,7 @@
 package event
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 )
@@ -96,6 +97,52 @@ type Intent struct {
 	Op SurfaceOp
 	// Sources are the sourceEventSeqs; nil means absent (SURF-9).
 	Sources []int64
+}
+
+// Value is the intent p points to, or the zero Intent (no marker) when p
+// is nil: for code that holds an optional intent as a pointer, to pass it
+// to session.Session.Append, which takes the zero Intent as none.
+func (p *Intent) Value() Intent {
+	if p == nil {
+		return Intent{}
+	}
+	return *p
+}
+
+// Data is what session.Session.Append appends: the data of one event,
+// whose Go type names the event's type. Every catalog type has its struct
+// (TurnStartData, UserMessageData, ...); Raw carries any type, as JSON text
+// or a Go value, for the open vocabulary (SURF-3) and for data already
+// encoded.
+type Data interface {
+	// EventType is the type of the event the data belongs to.
+	EventType() Type
+}
+
+// Raw is the data of an event of type Type, given as JSON text
+// (json.RawMessage or []byte) or as any value encoding/json can marshal:
+// for types registered in a Vocabulary, and for data that is already JSON.
+// The data is checked against the type's schema when appended, as the
+// typed structs' is.
+type Raw struct {
+	Type Type
+	Data any
+}
+
+// EventType is r.Type.
+func (r Raw) EventType() Type { return r.Type }
+
+// Text is a content list of one text block holding s: the content of a
+// prompt, a tool's result or an answer that is plain text.
+func Text(s string) []json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}{"text", s})
+	return []json.RawMessage{bytes.TrimSuffix(b.Bytes(), []byte("\n"))}
 }
 
 // AppendIntent is Intent{Op: Append(), Sources: sources}.

@@ -90,7 +90,7 @@ func checkRecovered(t *testing.T, st Store, all []event.Event, acked, most int) 
 		t.Fatalf("state after recovery differs from the model")
 	}
 	// The store takes appends again and the file reloads cleanly.
-	if _, err := s.Append(event.TypeTodoWrite, raw(`{"todos":[]}`), nil); err != nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: raw(`{"todos":[]}`)}); err != nil {
 		t.Fatalf("append after recovery: %v", err)
 	}
 	return 0
@@ -126,7 +126,7 @@ func TestCrashEveryByteOffset(t *testing.T) {
 	headerSize, _ := os.Stat(path)
 	ends := []int64{headerSize.Size()} // file size after each acknowledged append
 	for _, sc := range scenario() {
-		if _, err := s.Append(sc.ty, raw(sc.data), sc.intent); err != nil {
+		if _, err := s.Append(context.Background(), event.Raw{Type: sc.ty, Data: raw(sc.data)}, sc.intent.Value()); err != nil {
 			t.Fatal(err)
 		}
 		fi, _ := os.Stat(path)
@@ -347,7 +347,7 @@ func referenceEvents(t *testing.T) []event.Event {
 	defer st.Close(context.Background())
 	s, _, _ := Resume(context.Background(), st, clock())
 	for _, sc := range scenario() {
-		if _, err := s.Append(sc.ty, raw(sc.data), sc.intent); err != nil {
+		if _, err := s.Append(context.Background(), event.Raw{Type: sc.ty, Data: raw(sc.data)}, sc.intent.Value()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -384,7 +384,7 @@ func TestCrashWriterProcess(t *testing.T) {
 	}
 	w := bufio.NewWriter(os.Stdout)
 	for i, sc := range scenario() {
-		if _, err := s.Append(sc.ty, raw(sc.data), sc.intent); err != nil {
+		if _, err := s.Append(context.Background(), event.Raw{Type: sc.ty, Data: raw(sc.data)}, sc.intent.Value()); err != nil {
 			t.Fatal(err)
 		}
 		fmt.Fprintf(w, "ack %d\n", i)
@@ -448,13 +448,13 @@ func TestFaultInjection(t *testing.T) {
 			s, _, _ := Resume(context.Background(), st, clock())
 			sc := scenario()
 			for _, x := range sc[:5] {
-				if _, err := s.Append(x.ty, raw(x.data), x.intent); err != nil {
+				if _, err := s.Append(context.Background(), event.Raw{Type: x.ty, Data: raw(x.data)}, x.intent.Value()); err != nil {
 					t.Fatal(err)
 				}
 			}
 			acked := s.Events()
 			ff.armed = true
-			_, err = s.Append(sc[5].ty, raw(sc[5].data), sc[5].intent)
+			_, err = s.Append(context.Background(), event.Raw{Type: sc[5].ty, Data: raw(sc[5].data)}, sc[5].intent.Value())
 			if !errors.Is(err, event.CodePersistIO) || ff.failures == 0 {
 				t.Fatalf("append under %s: %v", mode, err)
 			}
@@ -465,7 +465,7 @@ func TestFaultInjection(t *testing.T) {
 				t.Fatalf("the failed append changed the session")
 			}
 			ff.armed = false
-			_, err = s.Append(sc[5].ty, raw(sc[5].data), sc[5].intent)
+			_, err = s.Append(context.Background(), event.Raw{Type: sc[5].ty, Data: raw(sc[5].data)}, sc[5].intent.Value())
 			if mode == "sync+truncate" {
 				if !errors.Is(err, event.CodePersistClosed) {
 					t.Fatalf("a store that could not roll back must refuse appends: %v", err)

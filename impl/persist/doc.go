@@ -13,7 +13,7 @@
 // database, all of them acknowledged or none (STORE-17).
 //
 // Contexts (STORE-16): every store call that writes or waits (open, Append,
-// Sync, Close, Resume, Fork, and Session.AppendContext through them) takes
+// Sync, Close, Resume, Fork, and Session.Append through them) takes
 // a context; when it ends first the call fails with persist.cancelled and
 // nothing of it is acknowledged. A Postgres statement is cancelled on the
 // server and rolled back, so the store goes on; a file store checks the

@@ -36,10 +36,10 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	s.AppendTurnStart(event.TurnStartData{Turn: s.NextTurn(), Trigger: json.RawMessage(`{"kind":"message"}`)})
-	s.AppendUserMessage(event.UserMessageData{Content: text("Read a.go"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+	s.Append(ctx, event.TurnStartData{Turn: s.NextTurn(), Trigger: json.RawMessage(`{"kind":"message"}`)})
+	s.Append(ctx, event.UserMessageData{Content: text("Read a.go"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
 	call := json.RawMessage(`{"type":"tool-call","id":"c1","name":"read","arguments":"{\"path\":\"a.go\"}"}`)
-	s.AppendAssistantMessage(event.AssistantMessageData{Turn: 1, Step: 1, Content: []json.RawMessage{call}}, event.AppendIntent())
+	s.Append(ctx, event.AssistantMessageData{Turn: 1, Step: 1, Content: []json.RawMessage{call}}, event.AppendIntent())
 	// The process dies here: the call has no result, the turn no end.
 	s.Close(ctx)
 
@@ -73,9 +73,9 @@ func ExampleFork() {
 	st, _ := persist.OpenJSONL(ctx, filepath.Join(dir, "parent.jsonl"), persist.Header{ID: "parent"})
 	parent, _, _ := persist.Resume(ctx, st)
 	defer parent.Close(ctx)
-	parent.AppendTurnStart(event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
-	parent.AppendUserMessage(event.UserMessageData{Content: text("hi"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
-	end, _ := parent.AppendTurnEnd(event.TurnEndData{Turn: 1, Reason: json.RawMessage(`{"kind":"completed"}`)})
+	parent.Append(ctx, event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
+	parent.Append(ctx, event.UserMessageData{Content: text("hi"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+	end, _ := parent.Append(ctx, event.TurnEndData{Turn: 1, Reason: json.RawMessage(`{"kind":"completed"}`)})
 
 	dst, err := persist.OpenJSONL(ctx, filepath.Join(dir, "child.jsonl"), persist.Header{ID: "child", ParentSession: "parent"})
 	if err != nil {
@@ -109,5 +109,5 @@ func ExampleOpenPostgres() {
 	// and nothing stored.
 	actx, acancel := context.WithTimeout(ctx, 2e9)
 	defer acancel()
-	s.AppendContext(actx, event.TypeTurnStart, event.TurnStartData{Turn: s.NextTurn(), Trigger: json.RawMessage(`{"kind":"message"}`)}, nil)
+	s.Append(actx, event.TurnStartData{Turn: s.NextTurn(), Trigger: json.RawMessage(`{"kind":"message"}`)})
 }

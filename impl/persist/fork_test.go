@@ -123,7 +123,7 @@ func forkParent(t *testing.T, b forkBackend, where string) int64 {
 	s := resumeParent(t, b, where)
 	defer s.Close(context.Background())
 	for _, sc := range scenario() {
-		if _, err := s.Append(sc.ty, raw(sc.data), sc.intent); err != nil {
+		if _, err := s.Append(context.Background(), event.Raw{Type: sc.ty, Data: raw(sc.data)}, sc.intent.Value()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -420,10 +420,10 @@ func TestForkKeepsOptions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := child.Append(event.TypeStepStart, json.RawMessage(`{"turn":1,"step":1}`), nil); !errors.Is(err, event.CodeStrictNoTurn) {
+		if _, err := child.Append(ctx, event.Raw{Type: event.TypeStepStart, Data: json.RawMessage(`{"turn":1,"step":1}`)}); !errors.Is(err, event.CodeStrictNoTurn) {
 			t.Fatalf("%s: the stored child is not strict: %v", name, err)
 		}
-		if _, err := child.Append("app/note", json.RawMessage(`{}`), nil); err != nil {
+		if _, err := child.Append(ctx, event.Raw{Type: "app/note", Data: json.RawMessage(`{}`)}); err != nil {
 			t.Fatalf("%s: the stored child does not know the parent's type: %v", name, err)
 		}
 		want := 1000
@@ -439,7 +439,7 @@ func TestForkKeepsOptions(t *testing.T) {
 
 func mustAppend(t *testing.T, s *session.Session, typ event.Type, data string, in *event.Intent) event.Event {
 	t.Helper()
-	e, err := s.Append(typ, json.RawMessage(data), in)
+	e, err := s.Append(context.Background(), event.Raw{Type: typ, Data: json.RawMessage(data)}, in.Value())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,10 +38,10 @@ func streamedStep(n int) func(tx session.Tx) ([]session.Draft, error) {
 
 func prompt(t *testing.T, s *Session) {
 	t.Helper()
-	if _, err := s.Append(event.TypeTurnStart, raw(turnOpen), nil); err != nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: raw(turnOpen)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(event.TypeUserMessage, raw(userData), &event.Intent{Op: event.Append()}); err != nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: raw(userData)}, event.Intent{Op: event.Append()}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -63,7 +63,7 @@ func TestBatchOneSync(t *testing.T) {
 	defer s.Close(context.Background())
 	prompt(t, s)
 	before := cf.syncs
-	out, err := s.AppendBatch(streamedStep(50))
+	out, err := s.AppendBatch(context.Background(), streamedStep(50))
 	if err != nil || len(out) != 53 {
 		t.Fatalf("batch: %d events, %v", len(out), err)
 	}
@@ -110,14 +110,14 @@ func TestBatchAllOrNothing(t *testing.T) {
 		prompt(t, s)
 		info, _ := os.Stat(path)
 		tf.arm = true
-		if out, err := s.AppendBatch(streamedStep(10)); !errors.Is(err, event.CodePersistIO) || len(out) != 0 || s.Len() != 2 {
+		if out, err := s.AppendBatch(context.Background(), streamedStep(10)); !errors.Is(err, event.CodePersistIO) || len(out) != 0 || s.Len() != 2 {
 			t.Fatalf("torn batch: %d events, len %d, %v", len(out), s.Len(), err)
 		}
 		if after, _ := os.Stat(path); after.Size() != info.Size() {
 			t.Fatalf("the file grew from %d to %d bytes", info.Size(), after.Size())
 		}
 		tf.arm = false
-		if _, err := s.AppendBatch(streamedStep(10)); err != nil {
+		if _, err := s.AppendBatch(context.Background(), streamedStep(10)); err != nil {
 			t.Fatal(err)
 		}
 		s.Close(context.Background())
@@ -198,7 +198,7 @@ func TestBatchAllOrNothing(t *testing.T) {
 func checkBatchRolledBack(t *testing.T, s *Session, plant func(), rows func(seq int64) int, unplant func()) {
 	t.Helper()
 	plant()
-	out, err := s.AppendBatch(streamedStep(3))
+	out, err := s.AppendBatch(context.Background(), streamedStep(3))
 	if !errors.Is(err, event.CodePersistConflict) || len(out) != 0 || s.Len() != 2 {
 		t.Fatalf("batch over a planted row: %d events, len %d, %v", len(out), s.Len(), err)
 	}
@@ -206,7 +206,7 @@ func checkBatchRolledBack(t *testing.T, s *Session, plant func(), rows func(seq 
 		t.Fatalf("the batch's first event was stored (%d rows): the batch was not one transaction", n)
 	}
 	unplant()
-	if out, err := s.AppendBatch(streamedStep(3)); err != nil || len(out) != 6 || rows(7) != 1 {
+	if out, err := s.AppendBatch(context.Background(), streamedStep(3)); err != nil || len(out) != 6 || rows(7) != 1 {
 		t.Fatalf("batch: %d events, %v", len(out), err)
 	}
 }
@@ -248,9 +248,9 @@ func TestPostgresAppendDeadline(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		start := time.Now()
 		if batch {
-			_, err = s.AppendBatchContext(ctx, streamedStep(3))
+			_, err = s.AppendBatch(ctx, streamedStep(3))
 		} else {
-			_, err = s.AppendContext(ctx, event.TypeUserMessage, raw(userData), &event.Intent{Op: event.Append()})
+			_, err = s.Append(ctx, event.Raw{Type: event.TypeUserMessage, Data: raw(userData)}, event.Intent{Op: event.Append()})
 		}
 		cancel()
 		took := time.Since(start)
@@ -269,7 +269,7 @@ func TestPostgresAppendDeadline(t *testing.T) {
 	if err := locker.QueryRow(context.Background(), `SELECT COUNT(*) FROM `+table+` WHERE session_id = 'x'`).Scan(&n); err != nil || n != 2 {
 		t.Fatalf("the store holds %d events after the cancelled appends, want 2 (%v)", n, err)
 	}
-	if _, err := s.AppendBatch(streamedStep(3)); err != nil {
+	if _, err := s.AppendBatch(context.Background(), streamedStep(3)); err != nil {
 		t.Fatalf("the store does not go on after a cancelled append: %v", err)
 	}
 	s.Close(context.Background())
@@ -310,7 +310,7 @@ func TestCancelledOpenForkResume(t *testing.T) {
 	}
 	defer s.Close(context.Background())
 	prompt(t, s)
-	if _, err := s.Append(event.TypeTurnEnd, raw(`{"turn":1,"reason":{"kind":"completed"}}`), nil); err != nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnEnd, Data: raw(`{"turn":1,"reason":{"kind":"completed"}}`)}); err != nil {
 		t.Fatal(err)
 	}
 	for i, name := range []string{"child.jsonl", "child.db"} {

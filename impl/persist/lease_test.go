@@ -36,10 +36,10 @@ func TestSQLiteLeaseIsPerSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
-		if _, err := sa.Append(event.TypeTodoWrite, raw(`{"todos":[]}`), nil); err != nil {
+		if _, err := sa.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: raw(`{"todos":[]}`)}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := sb.Append(event.TypeUserMessage, raw(userData), &event.Intent{Op: event.Append()}); err != nil {
+		if _, err := sb.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: raw(userData)}, event.Intent{Op: event.Append()}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -77,7 +77,7 @@ func TestPostgresConnectionLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(event.TypeTurnStart, raw(turnOpen), nil); err != nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: raw(turnOpen)}); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
@@ -91,7 +91,7 @@ func TestPostgresConnectionLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 2; i++ {
-		_, err := s.Append(event.TypeUserMessage, raw(userData), &event.Intent{Op: event.Append()})
+		_, err := s.Append(ctx, event.Raw{Type: event.TypeUserMessage, Data: raw(userData)}, event.Intent{Op: event.Append()})
 		if !errors.Is(err, event.CodePersistClosed) {
 			t.Fatalf("append %d after the connection died: %v", i, err)
 		}

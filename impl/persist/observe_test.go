@@ -26,13 +26,13 @@ func TestObservedStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	prompt(t, s)
-	if _, err := s.Append(event.TypeAssistantChunk, raw(`{"turn":1,"step":1,"chunk":{"type":"text-delta","text":"a"}}`), nil); err != nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeAssistantChunk, Data: raw(`{"turn":1,"step":1,"chunk":{"type":"text-delta","text":"a"}}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AppendBatch(streamedStep(3)); err != nil {
+	if _, err := s.AppendBatch(context.Background(), streamedStep(3)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(event.TypeTurnEnd, raw(`{"turn":1,"reason":{"kind":"completed"}}`), nil); err != nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnEnd, Data: raw(`{"turn":1,"reason":{"kind":"completed"}}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.Resumes) != 1 || rec.Resumes[0].Store != "jsonl" || rec.Resumes[0].Events != 0 || rec.Resumes[0].Err != nil {
@@ -70,7 +70,7 @@ func TestObservedStore(t *testing.T) {
 	if len(rec.Forks) != 1 || rec.Forks[0].Events != 10 || rec.Forks[0].Boundary != 9 || rec.Forks[0].Store != "jsonl" {
 		t.Fatalf("fork records: %+v", rec.Forks)
 	}
-	if _, err := c.Append(event.TypeTurnStart, raw(`{"turn":2,"trigger":{"kind":"message"}}`), nil); err != nil {
+	if _, err := c.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: raw(`{"turn":2,"trigger":{"kind":"message"}}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.StoreWrites) != 1 || rec.StoreWrites[0].Seq != 10 {

@@ -91,7 +91,7 @@ func toolResult(id string) string {
 // crashedTurn appends a turn that a crash interrupted: two calls, one
 // answered, one not.
 func crashedTurn(t testing.TB, s interface {
-	Append(event.Type, any, *event.Intent) (event.Event, error)
+	Append(context.Context, event.Data, ...event.Intent) (event.Event, error)
 }) {
 	t.Helper()
 	steps := []struct {
@@ -108,7 +108,7 @@ func crashedTurn(t testing.TB, s interface {
 		{event.TypeToolResult, toolResult("a"), &event.Intent{Op: event.Append(), Sources: []int64{4}}},
 	}
 	for _, st := range steps {
-		if _, err := s.Append(st.ty, raw(st.data), st.intent); err != nil {
+		if _, err := s.Append(context.Background(), event.Raw{Type: st.ty, Data: raw(st.data)}, st.intent.Value()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -197,10 +197,10 @@ func sameJSON(a, b []event.Event) bool {
 func TestRepairSkipsShadowedCalls(t *testing.T) {
 	s := session.New(clock())
 	crashedTurn(t, s)
-	if _, err := s.Append(event.TypeContextMessage, raw(`{"content":[],"source":{"kind":"compaction"}}`), &event.Intent{Op: event.Replace(1, 6), Sources: []int64{1, 3, 6}}); err != nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeContextMessage, Data: raw(`{"content":[],"source":{"kind":"compaction"}}`)}, event.Intent{Op: event.Replace(1, 6), Sources: []int64{1, 3, 6}}); err != nil {
 		t.Fatal(err)
 	}
-	closers, err := s.Repair()
+	closers, err := s.Repair(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestTornTailAndLongLines(t *testing.T) {
 	st, _ := OpenJSONL(context.Background(), p, hdr("x"))
 	s, _, _ := Resume(context.Background(), st, clock())
 	long := `{"content":[{"type":"text","text":"` + strings.Repeat("x", 1<<20) + `"}],"source":{"kind":"user"}}`
-	if _, err := s.Append(event.TypeUserMessage, raw(long), &event.Intent{Op: event.Append()}); err != nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: raw(long)}, event.Intent{Op: event.Append()}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close(context.Background())
@@ -316,7 +316,7 @@ func TestTornTailAndLongLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s2.Append(event.TypeUserMessage, raw(userData), &event.Intent{Op: event.Append()}); err != nil {
+	if _, err := s2.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: raw(userData)}, event.Intent{Op: event.Append()}); err != nil {
 		t.Fatal(err)
 	}
 	st2.Close(context.Background())
@@ -357,11 +357,11 @@ func TestForkFromDisk(t *testing.T) {
 	src, _ := OpenSQLite(context.Background(), filepath.Join(dir, "src.db"), hdr("parent"))
 	s, _, _ := Resume(context.Background(), src, clock())
 	crashedTurn(t, s)
-	end, err := s.Append(event.TypeTurnEnd, raw(`{"turn":1,"reason":{"kind":"completed"}}`), nil)
+	end, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnEnd, Data: raw(`{"turn":1,"reason":{"kind":"completed"}}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Append(event.TypeUserMessage, raw(userData), &event.Intent{Op: event.Append()})
+	s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: raw(userData)}, event.Intent{Op: event.Append()})
 	seedLength := end.Seq + 1
 	dst, _ := OpenJSONL(context.Background(), filepath.Join(dir, "child.jsonl"), Header{ID: "child", CreatedAt: 1, ParentSession: "parent", SeedLength: &seedLength})
 	if _, err := Fork(context.Background(), s, 2, dst); !errors.Is(err, event.CodeForkOpenTurn) {
@@ -371,7 +371,7 @@ func TestForkFromDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := child.Append(event.TypeUserMessage, raw(userData), &event.Intent{Op: event.Append()}); err != nil {
+	if _, err := child.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: raw(userData)}, event.Intent{Op: event.Append()}); err != nil {
 		t.Fatal(err)
 	}
 	dst.Close(context.Background())

@@ -87,7 +87,7 @@ func TestDurableStateMachine(t *testing.T) {
 				defer func() { d.store.Close(context.Background()) }()
 				step := func(s ops.Step) {
 					me, merr := d.model.Append(s.Type, s.Data, s.Intent)
-					ie, ierr := d.s.Append(s.Type, s.Data, s.Intent)
+					ie, ierr := d.s.Append(context.Background(), event.Raw{Type: s.Type, Data: s.Data}, s.Intent.Value())
 					if event.CodeOf(merr) != event.CodeOf(ierr) || (merr == nil && !ops.EqualEvent(&me, &ie)) {
 						rt.Fatalf("%s: model %v, impl %v", s, merr, ierr)
 					}

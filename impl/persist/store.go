@@ -190,7 +190,7 @@ func resume(ctx context.Context, store Store, obs observe.Observer, opts []sessi
 	if so, ok := store.(observed); ok && obs != nil {
 		so.setObserver(obs)
 	}
-	closers, err := s.RepairContext(ctx)
+	closers, err := s.Repair(ctx)
 	report.Closers = closers
 	if err != nil {
 		return nil, report, err

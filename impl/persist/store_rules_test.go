@@ -135,7 +135,7 @@ func TestTornTailQuarantined(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, err := s.Append(event.TypeTodoWrite, raw(`{"todos":[1]}`), nil)
+			e, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: raw(`{"todos":[1]}`)})
 			if err != nil || e.Seq != 1 {
 				t.Fatalf("append after the torn tail: %v %v", e, err)
 			}
@@ -187,7 +187,7 @@ func TestLongTornTailFullyRemoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(event.TypeTodoWrite, raw(`{"todos":[]}`), nil); err != nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: raw(`{"todos":[]}`)}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close(context.Background())
@@ -312,7 +312,7 @@ func TestOneLiveSessionPerStore(t *testing.T) {
 			if _, _, err := Resume(context.Background(), st, clock()); !errors.Is(err, event.CodePersistLocked) {
 				t.Fatalf("second Resume: %v, want persist.locked", err)
 			}
-			if _, err := s.Append(event.TypeTodoWrite, raw(`{"todos":[]}`), nil); err != nil {
+			if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: raw(`{"todos":[]}`)}); err != nil {
 				t.Fatal(err)
 			}
 			// A write that is not the next seq never reaches the file.
@@ -342,8 +342,8 @@ func TestOneLiveSessionPerStore(t *testing.T) {
 	dir := t.TempDir()
 	src, _ := OpenJSONL(context.Background(), filepath.Join(dir, "src.jsonl"), hdr("src"))
 	s, _, _ := Resume(context.Background(), src, clock())
-	s.Append(event.TypeTurnStart, raw(turnOpen), nil)
-	end, _ := s.Append(event.TypeTurnEnd, raw(`{"turn":1,"reason":{"kind":"completed"}}`), nil)
+	s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: raw(turnOpen)})
+	end, _ := s.Append(context.Background(), event.Raw{Type: event.TypeTurnEnd, Data: raw(`{"turn":1,"reason":{"kind":"completed"}}`)})
 	dst, _ := OpenJSONL(context.Background(), filepath.Join(dir, "dst.jsonl"), hdr("dst"))
 	if _, _, err := Resume(context.Background(), dst, clock()); err != nil {
 		t.Fatal(err)
@@ -438,10 +438,10 @@ func TestSyncPolicies(t *testing.T) {
 	}
 	s, _, _ := Resume(context.Background(), st, clock())
 	ff.armed = true
-	if _, err := s.Append(event.TypeTurnStart, raw(turnOpen), nil); err != nil || ff.failures != 0 {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: raw(turnOpen)}); err != nil || ff.failures != 0 {
 		t.Fatalf("a turn/start under SyncOnTurnEnd synced or failed: %v (%d syncs)", err, ff.failures)
 	}
-	_, err = s.Append(event.TypeTurnEnd, raw(`{"turn":1,"reason":{"kind":"completed"}}`), nil)
+	_, err = s.Append(context.Background(), event.Raw{Type: event.TypeTurnEnd, Data: raw(`{"turn":1,"reason":{"kind":"completed"}}`)})
 	if !errors.Is(err, event.CodePersistIO) || !errors.Is(err, syscall.EIO) || ff.failures != 1 {
 		t.Fatalf("turn/end with a failing sync: %v, want persist.io", err)
 	}
@@ -501,7 +501,7 @@ func TestIgnorableUnknownEvents(t *testing.T) {
 	if s.Surface().Len() != 0 {
 		t.Errorf("an ignorable event reached the surface")
 	}
-	next, err := s.Append(event.TypeTodoWrite, raw(`{"todos":[]}`), nil)
+	next, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: raw(`{"todos":[]}`)})
 	if err != nil || next.Seq != 4 {
 		t.Fatalf("append after the ignorable last event: %v %v", next, err)
 	}
@@ -559,7 +559,7 @@ func TestResumeAfterRejectedSeed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Append("app/note", json.RawMessage(`{"text":"kept"}`), nil); err != nil {
+			if _, err := s.Append(ctx, event.Raw{Type: "app/note", Data: json.RawMessage(`{"text":"kept"}`)}); err != nil {
 				t.Fatal(err)
 			}
 			s.Close(ctx)

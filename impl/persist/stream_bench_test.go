@@ -55,14 +55,14 @@ func BenchmarkStreamedStep(b *testing.B) {
 				for b.Loop() {
 					turn++
 					tn := fmt.Sprint(turn)
-					s.Append(event.TypeTurnStart, raw(`{"turn":`+tn+`,"trigger":{"kind":"message"}}`), nil)
+					s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: raw(`{"turn":` + tn + `,"trigger":{"kind":"message"}}`)})
 					for range 500 {
-						if _, err := s.Append(event.TypeAssistantChunk, raw(`{"turn":`+tn+`,"step":1,"chunk":{"type":"text-delta","text":"token "}}`), nil); err != nil {
+						if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeAssistantChunk, Data: raw(`{"turn":` + tn + `,"step":1,"chunk":{"type":"text-delta","text":"token "}}`)}); err != nil {
 							b.Fatal(err)
 						}
 					}
-					s.Append(event.TypeAssistantMessage, raw(`{"turn":`+tn+`,"step":1,"content":[{"type":"text","text":"done"}]}`), &event.Intent{Op: event.Append()})
-					if _, err := s.Append(event.TypeTurnEnd, raw(`{"turn":`+tn+`,"reason":{"kind":"completed"}}`), nil); err != nil {
+					s.Append(context.Background(), event.Raw{Type: event.TypeAssistantMessage, Data: raw(`{"turn":` + tn + `,"step":1,"content":[{"type":"text","text":"done"}]}`)}, event.Intent{Op: event.Append()})
+					if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnEnd, Data: raw(`{"turn":` + tn + `,"reason":{"kind":"completed"}}`)}); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -131,11 +131,11 @@ func BenchmarkStreamedBatch(b *testing.B) {
 				for b.Loop() {
 					turn++
 					tn := fmt.Sprint(turn)
-					s.Append(event.TypeTurnStart, raw(`{"turn":`+tn+`,"trigger":{"kind":"message"}}`), nil)
+					s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: raw(`{"turn":` + tn + `,"trigger":{"kind":"message"}}`)})
 					chunk := raw(`{"turn":` + tn + `,"step":1,"chunk":{"type":"text-delta","text":"token "}}`)
 					msg := raw(`{"turn":` + tn + `,"step":1,"content":[{"type":"text","text":"done"}]}`)
 					if batch {
-						_, err := s.AppendBatch(func(session.Tx) ([]session.Draft, error) {
+						_, err := s.AppendBatch(context.Background(), func(session.Tx) ([]session.Draft, error) {
 							drafts := make([]session.Draft, 0, 501)
 							for range 500 {
 								drafts = append(drafts, session.Draft{Type: event.TypeAssistantChunk, Data: chunk})
@@ -147,13 +147,13 @@ func BenchmarkStreamedBatch(b *testing.B) {
 						}
 					} else {
 						for range 500 {
-							if _, err := s.Append(event.TypeAssistantChunk, chunk, nil); err != nil {
+							if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeAssistantChunk, Data: chunk}); err != nil {
 								b.Fatal(err)
 							}
 						}
-						s.Append(event.TypeAssistantMessage, msg, &event.Intent{Op: event.Append()})
+						s.Append(context.Background(), event.Raw{Type: event.TypeAssistantMessage, Data: msg}, event.Intent{Op: event.Append()})
 					}
-					if _, err := s.Append(event.TypeTurnEnd, raw(`{"turn":`+tn+`,"reason":{"kind":"completed"}}`), nil); err != nil {
+					if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnEnd, Data: raw(`{"turn":` + tn + `,"reason":{"kind":"completed"}}`)}); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -46,7 +46,7 @@ func TestSyncMessages(t *testing.T) {
 	}
 	for _, st := range steps {
 		before := cf.syncs
-		if _, err := s.Append(st.ty, raw(st.data), st.intent); err != nil {
+		if _, err := s.Append(context.Background(), event.Raw{Type: st.ty, Data: raw(st.data)}, st.intent.Value()); err != nil {
 			t.Fatal(err)
 		}
 		if synced := cf.syncs > before; synced != st.synced {

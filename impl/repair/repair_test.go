@@ -1,6 +1,7 @@
 package repair_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -86,12 +87,12 @@ func TestClosers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := session.New()
 			for _, e := range tc.log {
-				if _, err := s.Append(e.t, json.RawMessage(e.data), e.intent); err != nil {
+				if _, err := s.Append(context.Background(), event.Raw{Type: e.t, Data: json.RawMessage(e.data)}, e.intent.Value()); err != nil {
 					t.Fatal(err)
 				}
 			}
 			before := s.Events()
-			closers, err := s.Repair()
+			closers, err := s.Repair(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +110,7 @@ func TestClosers(t *testing.T) {
 					t.Fatalf("turn/end data %s", c.Data)
 				}
 			}
-			again, err := s.Repair()
+			again, err := s.Repair(context.Background())
 			if err != nil || len(again) != 0 {
 				t.Fatalf("second repair (REP-5): %v %v", again, err)
 			}

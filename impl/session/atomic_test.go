@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -16,12 +17,12 @@ func TestCallerMemoryIsNotKept(t *testing.T) {
 	data := []byte(`{"content":[],"source":{"kind":"user"}}`)
 	sources := []int64{}
 	for i := 0; i < 3; i++ {
-		if _, err := s.Append(event.TypeUserMessage, json.RawMessage(data), &event.Intent{Op: event.Append()}); err != nil {
+		if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: json.RawMessage(data)}, event.Intent{Op: event.Append()}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	sources = append(sources, 0, 1)
-	e, err := s.Append(event.TypeUserMessage, json.RawMessage(data), &event.Intent{Op: event.Replace(0, 1), Sources: sources})
+	e, err := s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: json.RawMessage(data)}, event.Intent{Op: event.Replace(0, 1), Sources: sources})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,15 +74,8 @@ func (tx Tx) Position(seq int64) (int, bool) {
 // one sync or one transaction); when that write fails, none of them is
 // appended. When build returns an error, nothing is appended. Compaction
 // uses it to take its lock and to append its records next to each other
-// (impl/compaction). AppendBatch is AppendBatchContext with
-// context.Background().
-func (s *Session) AppendBatch(build func(tx Tx) ([]Draft, error)) ([]event.Event, error) {
-	return s.AppendBatchContext(context.Background(), build)
-}
-
-// AppendBatchContext is AppendBatch with a context for the store's write,
-// as AppendContext.
-func (s *Session) AppendBatchContext(ctx context.Context, build func(tx Tx) ([]Draft, error)) ([]event.Event, error) {
+// (impl/compaction). ctx is as in Append: it bounds the store's write.
+func (s *Session) AppendBatch(ctx context.Context, build func(tx Tx) ([]Draft, error)) ([]event.Event, error) {
 	var start time.Time
 	if s.cfg.observer != nil {
 		start = time.Now()

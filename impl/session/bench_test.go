@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -61,7 +62,7 @@ func side(b *testing.B, kind string, n int) (traffic.Session, func() int) {
 func sideFuncs(s any) (traffic.Session, func() int) {
 	switch s := s.(type) {
 	case *session.Session:
-		return s, func() int { return s.Messages().Len() }
+		return traffic.Of(s), func() int { return s.Messages().Len() }
 	case *model.Session:
 		return s, func() int { return len(s.Messages()) }
 	}
@@ -156,7 +157,7 @@ func BenchmarkReplace(b *testing.B) {
 						for j := 0; j < k; j++ {
 							ms.Append(event.TypeUserMessage, user, &event.Intent{Op: event.Append()})
 						}
-						extended = ms.(*session.Session).Events()
+						extended = ms.(traffic.Live).S.(*session.Session).Events()
 					} else {
 						s, _ = fresh(b, kind, n)
 					}
@@ -318,7 +319,7 @@ func BenchmarkReplaceDerive(b *testing.B) {
 					for i := 0; i < b.N; i++ {
 						b.StopTimer()
 						for j := 0; j < k-1; j++ {
-							if _, err := s.Append(event.TypeUserMessage, user, &event.Intent{Op: event.Append()}); err != nil {
+							if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: user}, event.Intent{Op: event.Append()}); err != nil {
 								b.Fatal(err)
 							}
 						}
@@ -330,7 +331,7 @@ func BenchmarkReplaceDerive(b *testing.B) {
 							sources[q] = surfaceAt(s, at+q)
 						}
 						b.StartTimer()
-						if _, err := s.Append(event.TypeContextMessage, summary, &event.Intent{Op: event.Replace(sources[0], sources[k-1]), Sources: sources}); err != nil {
+						if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeContextMessage, Data: summary}, event.Intent{Op: event.Replace(sources[0], sources[k-1]), Sources: sources}); err != nil {
 							b.Fatal(err)
 						}
 						derive(s)
@@ -374,7 +375,7 @@ func BenchmarkFirstAppend(b *testing.B) {
 						// session's own state stays as Seed left it.
 						o := session.New()
 						for j := 0; j < 2; j++ {
-							if _, err := o.Append(event.TypeTodoWrite, data, nil); err != nil {
+							if _, err := o.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: data}); err != nil {
 								b.Fatal(err)
 							}
 						}
@@ -386,7 +387,7 @@ func BenchmarkFirstAppend(b *testing.B) {
 				for i := 0; i < samples; i++ {
 					s := first()
 					start := time.Now()
-					_, err := s.Append(event.TypeTodoWrite, data, nil)
+					_, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: data})
 					took += time.Since(start)
 					if err != nil {
 						b.Fatal(err)
@@ -398,7 +399,7 @@ func BenchmarkFirstAppend(b *testing.B) {
 				for i := 0; i < counted; i++ {
 					s := first()
 					runtime.ReadMemStats(&before)
-					_, err := s.Append(event.TypeTodoWrite, data, nil)
+					_, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: data})
 					runtime.ReadMemStats(&after)
 					if err != nil {
 						b.Fatal(err)
@@ -417,12 +418,12 @@ func BenchmarkFirstAppend(b *testing.B) {
 				b.Fatal(err)
 			}
 			for i := 0; i < 100; i++ {
-				s.Append(event.TypeTodoWrite, data, nil)
+				s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: data})
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, err := s.Append(event.TypeTodoWrite, data, nil); err != nil {
+				if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: data}); err != nil {
 					b.Fatal(err)
 				}
 			}

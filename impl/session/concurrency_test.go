@@ -1,9 +1,9 @@
 package session_test
 
 import (
+	"context"
 	"encoding/json"
-	"reflect"
-	"strings"
+	"errors"
 	"sync"
 	"testing"
 
@@ -24,11 +24,11 @@ func TestConcurrentUse(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 200; i++ {
-				_, _ = s.Append(event.TypeUserMessage, json.RawMessage(user), appendI())
+				_, _ = s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: json.RawMessage(user)}, appendI().Value())
 				if surf := s.Surface(); surf.Len() >= 2 && i%7 == 0 {
 					// May lose a race with another replace: then it is rejected, never torn.
 					a, b := surf.At(0), surf.At(1)
-					_, _ = s.Append(event.TypeUserMessage, json.RawMessage(user), replaceI(a, b, a, b))
+					_, _ = s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: json.RawMessage(user)}, replaceI(a, b, a, b).Value())
 				}
 				_ = s.Messages()
 				_, _ = s.Provenance(int64(i))
@@ -46,28 +46,61 @@ func TestConcurrentUse(t *testing.T) {
 	}
 }
 
-// TestTypedHelpers (SURF-28): the generated helper of every surface-eligible
-// type takes an event.Intent and the helper of every other type takes none,
-// so a missing marker is a compile error; the untyped Append checks at run
-// time (see TestRules, SURF-7).
-func TestTypedHelpers(t *testing.T) {
-	st := reflect.TypeOf(&session.Session{})
-	intent := reflect.TypeOf(event.Intent{})
+// TestOneAppend (SURF-28): every catalog type has its data struct, which
+// names the type; Append of that struct appends an event of that type,
+// with one intent for a surface-eligible type and none for any other; a
+// missing intent, an intent where none belongs, two intents and no data at
+// all are refused with their codes, and nothing is appended.
+func TestOneAppend(t *testing.T) {
+	ctx := context.Background()
 	for _, ty := range event.Types() {
 		spec, _ := event.Lookup(ty)
-		name := "Append"
-		for _, part := range strings.FieldsFunc(string(ty), func(r rune) bool { return r == '/' || r == '-' }) {
-			name += strings.ToUpper(part[:1]) + part[1:]
+		d := event.NewData(ty)
+		if d == nil || d.EventType() != ty {
+			t.Fatalf("%s: NewData gives %T", ty, d)
 		}
-		m, ok := st.MethodByName(name)
-		if !ok {
-			t.Errorf("no helper %s for %s", name, ty)
-			continue
+		// The zero struct, filled from an example of the type's data.
+		if err := json.Unmarshal(exampleData(t, spec), d); err != nil {
+			t.Fatalf("%s: %v", ty, err)
 		}
-		takesIntent := m.Type.NumIn() == 3 && m.Type.In(2) == intent
-		if takesIntent != spec.Surface {
-			t.Errorf("%s: takes intent %v, surface-eligible %v", name, takesIntent, spec.Surface)
+		s := session.New()
+		var intents []event.Intent
+		if spec.Surface {
+			intents = append(intents, event.AppendIntent())
 		}
+		e, err := s.Append(ctx, d, intents...)
+		if err != nil || e.Type != ty {
+			t.Fatalf("%s: appended %s, %v", ty, e.Type, err)
+		}
+		wrong := event.CodeOpMissing
+		if !spec.Surface {
+			intents, wrong = []event.Intent{event.AppendIntent()}, event.CodeOpForbidden
+		} else {
+			intents = nil
+		}
+		if _, err := s.Append(ctx, d, intents...); !errors.Is(err, wrong) {
+			t.Errorf("%s with the wrong intents: %v, want %s", ty, err, wrong)
+		}
+		if _, err := s.Append(ctx, d, event.AppendIntent(), event.AppendIntent()); !errors.Is(err, event.CodeOpInvalid) {
+			t.Errorf("%s with two intents: %v", ty, err)
+		}
+		if s.Len() != 1 {
+			t.Errorf("%s: refused appends changed the log: %d events", ty, s.Len())
+		}
+	}
+	s := session.New()
+	if _, err := s.Append(ctx, nil); !errors.Is(err, event.CodeDataInvalid) {
+		t.Errorf("no data: %v", err)
+	}
+	var raw *event.Raw
+	if _, err := s.Append(ctx, raw); !errors.Is(err, event.CodeDataInvalid) {
+		t.Errorf("a nil *event.Raw: %v", err)
+	}
+	if _, err := s.Append(ctx, &event.Raw{Type: event.TypeTodoWrite, Data: map[string]any{"todos": []any{}}}); err != nil {
+		t.Errorf("a *event.Raw with a Go value: %v", err)
+	}
+	if s.Len() != 1 {
+		t.Errorf("%d events", s.Len())
 	}
 }
 
@@ -87,3 +120,18 @@ func TestQueriesWithoutNewEventsAllocateNothing(t *testing.T) {
 		t.Fatalf("Messages changed with no new events")
 	}
 }
+
+// exampleData is valid data of spec's type: what ops.GenData makes with
+// every choice its first.
+func exampleData(t *testing.T, spec *event.TypeSpec) []byte {
+	t.Helper()
+	b, err := json.Marshal(ops.GenData(firstChoice{}, spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+type firstChoice struct{}
+
+func (firstChoice) Intn(int, string) int { return 0 }

@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,15 +22,16 @@ func text(s string) []json.RawMessage {
 
 var userSource = json.RawMessage(`{"kind":"user"}`)
 
-// A turn: the typed helpers of a surface-eligible type take an
-// event.Intent, so the marker cannot be forgotten.
+// A turn: one Append for every event, the data's type naming the event's;
+// a surface-eligible type takes its marker (event.AppendIntent()).
 func Example() {
+	ctx := context.Background()
 	s := session.New(session.WithClock(fixedClock()))
-	s.AppendTurnStart(event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message","source":{"kind":"user"}}`)})
-	s.AppendUserMessage(event.UserMessageData{Content: text("What is 2+2?"), Source: userSource}, event.AppendIntent())
-	c, _ := s.AppendAssistantChunk(event.AssistantChunkData{Turn: 1, Step: 1, Chunk: json.RawMessage(`{"delta":"4"}`)})
-	s.AppendAssistantMessage(event.AssistantMessageData{Turn: 1, Step: 1, Content: text("4")}, event.AppendIntent(c.Seq))
-	s.AppendTurnEnd(event.TurnEndData{Turn: 1, Reason: json.RawMessage(`{"kind":"completed"}`)})
+	s.Append(ctx, event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message","source":{"kind":"user"}}`)})
+	s.Append(ctx, event.UserMessageData{Content: text("What is 2+2?"), Source: userSource}, event.AppendIntent())
+	c, _ := s.Append(ctx, event.AssistantChunkData{Turn: 1, Step: 1, Chunk: json.RawMessage(`{"delta":"4"}`)})
+	s.Append(ctx, event.AssistantMessageData{Turn: 1, Step: 1, Content: text("4")}, event.AppendIntent(c.Seq))
+	s.Append(ctx, event.TurnEndData{Turn: 1, Reason: json.RawMessage(`{"kind":"completed"}`)})
 
 	fmt.Println("surface:", s.Surface())
 	for _, m := range s.Messages().All() {
@@ -45,16 +47,17 @@ func Example() {
 // sourceEventSeqs must cover every node it shadows. The shadowed events
 // stay in the log.
 func ExampleSession_Append_replace() {
+	ctx := context.Background()
 	s := session.New(session.WithClock(fixedClock()))
 	for _, q := range []string{"a", "b", "c"} {
-		s.AppendUserMessage(event.UserMessageData{Content: text(q), Source: userSource}, event.AppendIntent())
+		s.Append(ctx, event.UserMessageData{Content: text(q), Source: userSource}, event.AppendIntent())
 	}
 	summary := event.ContextMessageData{Content: text("summary of a, b"), Source: json.RawMessage(`{"kind":"compaction"}`)}
 
-	_, err := s.AppendContextMessage(summary, event.ReplaceIntent(0, 1, 0))
+	_, err := s.Append(ctx, summary, event.ReplaceIntent(0, 1, 0))
 	fmt.Println(event.CodeOf(err), errors.Is(err, event.CodeReplaceSourcesIncomplete))
 
-	e, _ := s.AppendContextMessage(summary, event.ReplaceIntent(0, 1, 0, 1))
+	e, _ := s.Append(ctx, summary, event.ReplaceIntent(0, 1, 0, 1))
 	fmt.Println("surface:", s.Surface(), "log length:", s.Len())
 	for _, b := range s.Messages().At(0).Content {
 		fmt.Println(string(b))
@@ -72,10 +75,11 @@ func ExampleSession_Append_replace() {
 
 // The untyped Append still checks the marker at run time.
 func ExampleSession_Append_untyped() {
+	ctx := context.Background()
 	s := session.New()
-	_, err := s.Append(event.TypeUserMessage, json.RawMessage(`{"content":[],"source":{"kind":"user"}}`), nil)
+	_, err := s.Append(ctx, event.Raw{Type: event.TypeUserMessage, Data: json.RawMessage(`{"content":[],"source":{"kind":"user"}}`)})
 	fmt.Println(event.CodeOf(err))
-	_, err = s.Append(event.TypeAssistantChunk, map[string]any{"turn": 1, "step": 1, "chunk": "x"}, &event.Intent{Op: event.Append()})
+	_, err = s.Append(ctx, event.Raw{Type: event.TypeAssistantChunk, Data: map[string]any{"turn": 1, "step": 1, "chunk": "x"}}, event.Intent{Op: event.Append()})
 	fmt.Println(event.CodeOf(err))
 	// Output:
 	// surface.op_missing
@@ -84,11 +88,12 @@ func ExampleSession_Append_untyped() {
 
 // Tool results become one tool-result block of a user message.
 func ExampleSession_Messages() {
+	ctx := context.Background()
 	s := session.New(session.WithClock(fixedClock()))
-	s.AppendAssistantMessage(event.AssistantMessageData{Turn: 1, Step: 1,
+	s.Append(ctx, event.AssistantMessageData{Turn: 1, Step: 1,
 		Content: []json.RawMessage{json.RawMessage(`{"type":"tool-call","id":"c1","name":"ls","arguments":{}}`)}}, event.AppendIntent())
-	call, _ := s.AppendToolCall(event.ToolCallData{Turn: 1, Step: 1, CallID: "c1", Name: "ls", Arguments: "{}"})
-	s.AppendToolResult(event.ToolResultData{Turn: 1, Step: 1, CallID: "c1", Content: text("a.txt"), IsError: false}, event.AppendIntent(call.Seq))
+	call, _ := s.Append(ctx, event.ToolCallData{Turn: 1, Step: 1, CallID: "c1", Name: "ls", Arguments: "{}"})
+	s.Append(ctx, event.ToolResultData{Turn: 1, Step: 1, CallID: "c1", Content: text("a.txt"), IsError: false}, event.AppendIntent(call.Seq))
 	for _, m := range s.Messages().All() {
 		fmt.Println(m.Role, string(m.Content[0]))
 	}
@@ -100,11 +105,12 @@ func ExampleSession_Messages() {
 // Fork starts a new session from a prefix of the log that ends on a
 // turn/end.
 func ExampleSession_Fork() {
+	ctx := context.Background()
 	s := session.New(session.WithClock(fixedClock()))
-	s.AppendTurnStart(event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
-	s.AppendUserMessage(event.UserMessageData{Content: text("hi"), Source: userSource}, event.AppendIntent())
-	end, _ := s.AppendTurnEnd(event.TurnEndData{Turn: 1, Reason: json.RawMessage(`{"kind":"completed"}`)})
-	s.AppendUserMessage(event.UserMessageData{Content: text("more"), Source: userSource}, event.AppendIntent())
+	s.Append(ctx, event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
+	s.Append(ctx, event.UserMessageData{Content: text("hi"), Source: userSource}, event.AppendIntent())
+	end, _ := s.Append(ctx, event.TurnEndData{Turn: 1, Reason: json.RawMessage(`{"kind":"completed"}`)})
+	s.Append(ctx, event.UserMessageData{Content: text("more"), Source: userSource}, event.AppendIntent())
 
 	child, _ := s.Fork(end.Seq)
 	fmt.Println(child.Surface(), s.Surface())

@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -23,7 +24,7 @@ func TestGoValueDepthBounded(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	s := session.New()
-	_, err := s.Append(event.TypeTodoWrite, map[string]any{"todos": deep}, nil)
+	_, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: map[string]any{"todos": deep}})
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, event.CodeDataNotJSON) || !strings.Contains(err.Error(), "deeper than 10000") {
 		t.Fatalf("a million levels: %v", err)
@@ -37,7 +38,7 @@ func TestGoValueDepthBounded(t *testing.T) {
 		for range levels - 2 {
 			v = []any{v}
 		}
-		_, err := s.Append(event.TypeTodoWrite, map[string]any{"todos": v}, nil)
+		_, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: map[string]any{"todos": v}})
 		if (err == nil) != ok {
 			t.Errorf("%d levels: %v", levels, err)
 		}
@@ -45,7 +46,7 @@ func TestGoValueDepthBounded(t *testing.T) {
 	type node struct{ Next *node }
 	n := &node{}
 	n.Next = n
-	if _, err := s.Append(event.TypeTodoWrite, map[string]any{"todos": []any{}, "n": n}, nil); !errors.Is(err, event.CodeDataNotJSON) {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: map[string]any{"todos": []any{}, "n": n}}); !errors.Is(err, event.CodeDataNotJSON) {
 		t.Fatalf("a cycle: %v", err)
 	}
 	if s.Len() != 1 {
@@ -68,12 +69,12 @@ func TestGoStringsMustBeUTF8(t *testing.T) {
 		if _, ok := c.(event.ToolCallData); ok {
 			typ = event.TypeToolCall
 		}
-		if _, err := s.Append(typ, c, nil); !errors.Is(err, event.CodeDataNotJSON) || !strings.Contains(err.Error(), "UTF-8") {
+		if _, err := s.Append(context.Background(), event.Raw{Type: typ, Data: c}); !errors.Is(err, event.CodeDataNotJSON) || !strings.Contains(err.Error(), "UTF-8") {
 			t.Errorf("%#v: %v", c, err)
 		}
 	}
 	// Valid UTF-8 beyond ASCII is fine.
-	if _, err := s.Append(event.TypeToolCall, event.ToolCallData{Turn: 1, Step: 1, CallID: "c\u00e9", Name: "read", Arguments: "{}"}, nil); err != nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeToolCall, Data: event.ToolCallData{Turn: 1, Step: 1, CallID: "c\u00e9", Name: "read", Arguments: "{}"}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -89,14 +90,14 @@ func TestMarshalErrorsKeepTheirDetail(t *testing.T) {
 		{map[string]any{"todos": []any{math.NaN()}}, "NaN"},
 		{map[string]any{"todos": []any{}, "c": make(chan int)}, "chan"},
 	} {
-		_, err := s.Append(event.TypeTodoWrite, c.v, nil)
+		_, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: c.v})
 		var ee *event.Error
 		if !errors.As(err, &ee) || ee.Code != event.CodeDataNotJSON || !strings.Contains(ee.Detail, c.want) || strings.Contains(ee.Detail, "byte 0") {
 			t.Errorf("%v: %v", c.v, err)
 		}
 	}
 	// And a RawMessage is still taken as it is.
-	if _, err := s.Append(event.TypeTodoWrite, json.RawMessage(`{"todos":[]}`), nil); err != nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: json.RawMessage(`{"todos":[]}`)}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -61,10 +61,10 @@ const (
 func openTurn(t *testing.T, st *store, opts ...session.Option) *session.Session {
 	t.Helper()
 	s := session.New(append(opts, session.WithWriteAhead(st.write))...)
-	if _, err := s.Append(event.TypeTurnStart, json.RawMessage(turnOne), nil); err != nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: json.RawMessage(turnOne)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(event.TypeUserMessage, json.RawMessage(userData), &event.Intent{Op: event.Append()}); err != nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: json.RawMessage(userData)}, event.Intent{Op: event.Append()}); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -101,7 +101,7 @@ func stateOf(s *session.Session) state {
 func TestBatchIsOneWrite(t *testing.T) {
 	st := &store{}
 	s := openTurn(t, st)
-	if _, err := s.AppendBatch(replaceAndEnd); err != nil {
+	if _, err := s.AppendBatch(context.Background(), replaceAndEnd); err != nil {
 		t.Fatal(err)
 	}
 	if want := []int{1, 1, 2}; !slices.Equal(st.writes, want) {
@@ -112,10 +112,10 @@ func TestBatchIsOneWrite(t *testing.T) {
 	st2 := &store{}
 	r := openTurn(t, st2)
 	calls := `{"turn":1,"step":1,"content":[{"type":"tool-call","id":"a","name":"read","arguments":{}},{"type":"tool-call","id":"b","name":"read","arguments":{}}]}`
-	if _, err := r.Append(event.TypeAssistantMessage, json.RawMessage(calls), &event.Intent{Op: event.Append()}); err != nil {
+	if _, err := r.Append(context.Background(), event.Raw{Type: event.TypeAssistantMessage, Data: json.RawMessage(calls)}, event.Intent{Op: event.Append()}); err != nil {
 		t.Fatal(err)
 	}
-	closers, err := r.Repair()
+	closers, err := r.Repair(context.Background())
 	if err != nil || len(closers) != 3 {
 		t.Fatalf("repair: %d closers, %v", len(closers), err)
 	}
@@ -141,7 +141,7 @@ func TestFailedBatchChangesNothing(t *testing.T) {
 		st := &store{fail: errors.New("disk full")}
 		s := openTurn(t, st, opts...)
 		before := stateOf(s)
-		out, err := s.AppendBatch(replaceAndEnd)
+		out, err := s.AppendBatch(context.Background(), replaceAndEnd)
 		if err == nil || len(out) != 0 {
 			t.Fatalf("strict=%v: a failed batch returned %d events, %v", strict, len(out), err)
 		}
@@ -151,10 +151,10 @@ func TestFailedBatchChangesNothing(t *testing.T) {
 		// The same batch, written this time, and more appends: the
 		// session matches one seeded with its log.
 		st.fail = nil
-		if _, err := s.AppendBatch(replaceAndEnd); err != nil {
+		if _, err := s.AppendBatch(context.Background(), replaceAndEnd); err != nil {
 			t.Fatalf("strict=%v: %v", strict, err)
 		}
-		if _, err := s.Append(event.TypeTurnStart, json.RawMessage(`{"turn":2,"trigger":{"kind":"message"}}`), nil); err != nil {
+		if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: json.RawMessage(`{"turn":2,"trigger":{"kind":"message"}}`)}); err != nil {
 			t.Fatalf("strict=%v: %v", strict, err)
 		}
 		seeded, err := session.Seed(s.Events(), opts...)
@@ -180,7 +180,7 @@ func TestReadersDuringBatchWrite(t *testing.T) {
 	before := stateOf(s)
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.AppendBatch(replaceAndEnd)
+		_, err := s.AppendBatch(context.Background(), replaceAndEnd)
 		done <- err
 	}()
 	<-st.inBatch
@@ -206,28 +206,28 @@ func TestReadersDuringBatchWrite(t *testing.T) {
 
 // TestAppendContext: an append whose context has ended is refused with
 // persist.cancelled (wrapping the context's error) before anything is
-// written; AppendBatchContext and RepairContext alike.
+// written; AppendBatch and Repair alike.
 func TestAppendContext(t *testing.T) {
 	st := &store{}
 	s := openTurn(t, st)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := s.AppendContext(ctx, event.TypeUserMessage, json.RawMessage(userData), &event.Intent{Op: event.Append()})
+	_, err := s.Append(ctx, event.Raw{Type: event.TypeUserMessage, Data: json.RawMessage(userData)}, event.Intent{Op: event.Append()})
 	if !errors.Is(err, event.CodePersistCancelled) || !errors.Is(err, context.Canceled) {
-		t.Fatalf("AppendContext: %v", err)
+		t.Fatalf("Append: %v", err)
 	}
-	if _, err := s.AppendBatchContext(ctx, replaceAndEnd); !errors.Is(err, event.CodePersistCancelled) {
-		t.Fatalf("AppendBatchContext: %v", err)
+	if _, err := s.AppendBatch(ctx, replaceAndEnd); !errors.Is(err, event.CodePersistCancelled) {
+		t.Fatalf("AppendBatch: %v", err)
 	}
-	if _, err := s.RepairContext(ctx); !errors.Is(err, event.CodePersistCancelled) {
-		t.Fatalf("RepairContext: %v", err)
+	if _, err := s.Repair(ctx); !errors.Is(err, event.CodePersistCancelled) {
+		t.Fatalf("Repair: %v", err)
 	}
 	if s.Len() != 2 || len(st.writes) != 2 {
 		t.Fatalf("a cancelled append wrote: %d events, %d writes", s.Len(), len(st.writes))
 	}
 	dl, cancel2 := context.WithTimeout(context.Background(), -time.Second)
 	defer cancel2()
-	if _, err := s.AppendContext(dl, event.TypeUserMessage, json.RawMessage(userData), &event.Intent{Op: event.Append()}); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := s.Append(dl, event.Raw{Type: event.TypeUserMessage, Data: json.RawMessage(userData)}, event.Intent{Op: event.Append()}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("past deadline: %v", err)
 	}
 }

@@ -24,22 +24,22 @@ func TestObserver(t *testing.T) {
 	if s.Observer() != &rec || session.ObserverOf(session.WithObserver(&rec)) != &rec || session.ObserverOf() != nil {
 		t.Fatal("Observer, ObserverOf")
 	}
-	if _, err := s.Append(event.TypeTurnStart, json.RawMessage(turnOne), nil); err != nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: json.RawMessage(turnOne)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(event.TypeUserMessage, json.RawMessage(userData), nil); err == nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: json.RawMessage(userData)}); err == nil {
 		t.Fatal("an append without its marker was accepted")
 	}
-	if _, err := s.AppendEvent(event.Event{Type: event.TypeUserMessage, Seq: 9, Data: json.RawMessage(userData), Op: event.Append()}); !errors.Is(err, event.CodeSeqNotContiguous) {
+	if _, err := s.AppendEvent(context.Background(), event.Event{Type: event.TypeUserMessage, Seq: 9, Data: json.RawMessage(userData), Op: event.Append()}); !errors.Is(err, event.CodeSeqNotContiguous) {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(event.TypeUserMessage, json.RawMessage(userData), &event.Intent{Op: event.Append()}); err != nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: json.RawMessage(userData)}, event.Intent{Op: event.Append()}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AppendBatch(replaceAndEnd); err != nil {
+	if _, err := s.AppendBatch(context.Background(), replaceAndEnd); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Repair(); err != nil {
+	if _, err := s.Repair(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	want := []struct {
@@ -80,7 +80,7 @@ func TestObserverOffAllocatesNothing(t *testing.T) {
 		s := session.New(append(opts, session.WithWriteAhead(func(context.Context, []event.Event) error { return nil }))...)
 		data := json.RawMessage(`{"turn":1,"step":1,"chunk":{"type":"text-delta","text":"a"}}`)
 		return testing.AllocsPerRun(200, func() {
-			if _, err := s.Append(event.TypeAssistantChunk, data, nil); err != nil {
+			if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeAssistantChunk, Data: data}); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -116,7 +116,7 @@ func BenchmarkAppendObserved(b *testing.B) {
 			}
 			s := session.New(append(opts, session.WithWriteAhead(func(context.Context, []event.Event) error { return nil }))...)
 			for b.Loop() {
-				if _, err := s.Append(event.TypeAssistantChunk, data, nil); err != nil {
+				if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeAssistantChunk, Data: data}); err != nil {
 					b.Fatal(err)
 				}
 			}

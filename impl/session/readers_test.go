@@ -29,14 +29,14 @@ func TestReadersNeverWaitForTheStore(t *testing.T) {
 		return nil
 	}))
 	user := json.RawMessage(`{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}`)
-	first, err := s.Append(event.TypeUserMessage, user, &event.Intent{Op: event.Append()})
+	first, err := s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: user}, event.Intent{Op: event.Append()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	blocking = true
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.Append(event.TypeUserMessage, user, &event.Intent{Op: event.Append()})
+		_, err := s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: user}, event.Intent{Op: event.Append()})
 		done <- err
 	}()
 	<-inWrite

@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -115,7 +116,7 @@ func build(t *testing.T, calls []appendCall) (*session.Session, *model.Session) 
 	t.Helper()
 	s, m := session.New(session.WithClock(clock())), model.NewSession(clock())
 	for i, c := range calls {
-		if _, err := s.Append(c.t, c.data, c.intent); err != nil {
+		if _, err := s.Append(context.Background(), event.Raw{Type: c.t, Data: c.data}, c.intent.Value()); err != nil {
 			t.Fatalf("setup append %d: %v", i, err)
 		}
 		if _, err := m.Append(c.t, c.data, c.intent); err != nil {
@@ -133,7 +134,7 @@ func TestRules(t *testing.T) {
 		t.Run(tc.rule+"/"+tc.name, func(t *testing.T) {
 			s, m := build(t, append(slices.Clone(base), tc.prefix...))
 			beforeEvents, beforeSurface, beforeMsgs := len(s.Events()), s.Surface().Slice(), s.Messages().Slice()
-			_, err := s.Append(tc.call.t, tc.call.data, tc.call.intent)
+			_, err := s.Append(context.Background(), event.Raw{Type: tc.call.t, Data: tc.call.data}, tc.call.intent.Value())
 			_, merr := m.Append(tc.call.t, tc.call.data, tc.call.intent)
 			if got, want := event.CodeOf(err), tc.code; got != want {
 				t.Fatalf("impl: code %q, want %q (err: %v)", got, want, err)

@@ -68,7 +68,7 @@ func WithSeedProgress(fn func(done, total int)) Option {
 // before they enter the log: one event for an Append, all of them at once
 // for an AppendBatch or a Repair (so a store can make a batch durable with
 // one sync or one transaction). write must not keep the slice. ctx is the
-// append's own (AppendContext); plain Append passes context.Background().
+// append's own (the ctx given to Append, AppendEvent or AppendBatch).
 //
 // Appends are serialised around write (the next append waits for it), but
 // readers are not: Messages, Surface, Events, Len, Position, Provenance and
@@ -120,6 +120,10 @@ type Session struct {
 	// calls, open compaction), folded up to ledgerAt events.
 	ledger   repair.State
 	ledgerAt int
+	// turnEnds maps a turn number to the seq of its last turn/end, folded
+	// up to turnEndsAt events (TurnEnd).
+	turnEnds   map[int64]int64
+	turnEndsAt int
 	// strictLedger is strict mode's (STRICT-4 to STRICT-7), folded from
 	// the log only in strict mode.
 	strictLedger strictState
@@ -313,39 +317,61 @@ func SeedLog(l *event.Log, opts ...Option) (*Session, error) {
 	return s, nil
 }
 
-// Append appends an event of type t. data is the payload: a
-// json.RawMessage or []byte holding JSON text, or any value encoding/json
-// can marshal. intent is the surface marker and sources; it must be nil for
-// a type that is not surface-eligible and non-nil for one that is (checked
-// here at run time; the typed helpers check it at compile time).
+// Append appends one event. Its type is the type data names: a catalog
+// type's struct (event.TurnStartData, event.UserMessageData, ...) or an
+// event.Raw carrying any type and its data as JSON text or a Go value.
+// intent is the surface marker and sources: give exactly one for a
+// surface-eligible type (event.AppendIntent(), event.ReplaceIntent(...))
+// and none for any other; the zero Intent counts as none. Both are checked
+// here, at run time (surface.op_missing, surface.op_forbidden, SURF-6,
+// SURF-7), with every other rule.
 //
-// The returned event is the one in the log, with its seq, time and compact
-// data. On error nothing changes and the error is an *event.Error.
-// Append is AppendContext with context.Background().
-func (s *Session) Append(t event.Type, data any, intent *event.Intent) (event.Event, error) {
-	return s.AppendContext(context.Background(), t, data, intent)
-}
-
-// AppendContext is Append with a context for the store's write: when ctx
-// ends before the append is acknowledged, the append fails with
+// When ctx ends before the append is acknowledged, the append fails with
 // persist.cancelled (wrapping ctx.Err()) and the event is not in the log.
 // An append waiting for another one to finish is not interrupted by ctx;
 // its own write is (how promptly depends on the store: see impl/persist).
-func (s *Session) AppendContext(ctx context.Context, t event.Type, data any, intent *event.Intent) (event.Event, error) {
+//
+// The returned event is the one in the log, with its seq, time and compact
+// data. On error nothing changes and the error is an *event.Error.
+func (s *Session) Append(ctx context.Context, data event.Data, intent ...event.Intent) (event.Event, error) {
 	var start time.Time
 	if s.cfg.observer != nil {
 		start = time.Now()
 	}
-	raw, jerr := event.MarshalData(data)
+	var t event.Type
+	payload := any(data)
+	switch d := data.(type) {
+	case nil:
+		err := event.Errorf(event.CodeDataInvalid, -1, "Append was given no data (a nil event.Data)")
+		s.observeAppend(ctx, start, "", -1, 0, 0, err)
+		return event.Event{}, err
+	case event.Raw:
+		t, payload = d.Type, d.Data
+	case *event.Raw:
+		if d == nil {
+			err := event.Errorf(event.CodeDataInvalid, -1, "Append was given a nil *event.Raw")
+			s.observeAppend(ctx, start, "", -1, 0, 0, err)
+			return event.Event{}, err
+		}
+		t, payload = d.Type, d.Data
+	default:
+		t = data.EventType()
+	}
+	if len(intent) > 1 {
+		err := event.Errorf(event.CodeOpInvalid, -1, "Append takes at most one intent; it was given %d", len(intent))
+		s.observeAppend(ctx, start, t, -1, 0, 0, err)
+		return event.Event{}, err
+	}
+	raw, jerr := event.MarshalData(payload)
 	if jerr != nil {
 		s.observeAppend(ctx, start, t, -1, 0, 0, jerr)
 		return event.Event{}, jerr
 	}
 	e := event.Event{Type: t, Seq: -1, Data: raw}
-	if intent != nil {
-		e.Op = intent.Op
-		if intent.Sources != nil {
-			e.Sources = slices.Clone(intent.Sources)
+	if len(intent) == 1 {
+		e.Op = intent[0].Op
+		if intent[0].Sources != nil {
+			e.Sources = slices.Clone(intent[0].Sources)
 		}
 	}
 	return s.appendOne(ctx, start, e)
@@ -353,13 +379,8 @@ func (s *Session) AppendContext(ctx context.Context, t event.Type, data any, int
 
 // AppendEvent appends a complete event, with its own seq and time, checked
 // like any append: its seq must be the log's length (SURF-2). Use it to
-// replay or copy events; Append is for new ones.
-func (s *Session) AppendEvent(e event.Event) (event.Event, error) {
-	return s.AppendEventContext(context.Background(), e)
-}
-
-// AppendEventContext is AppendEvent with a context, as AppendContext.
-func (s *Session) AppendEventContext(ctx context.Context, e event.Event) (event.Event, error) {
+// replay or copy events; Append is for new ones. ctx is as in Append.
+func (s *Session) AppendEvent(ctx context.Context, e event.Event) (event.Event, error) {
 	var start time.Time
 	if s.cfg.observer != nil {
 		start = time.Now()
@@ -587,14 +608,8 @@ func (s *Session) rebuild() {
 
 // Repair appends the closers of an open last turn (REP-1 to REP-5) and
 // returns them; a balanced log gets none. The closers are written ahead
-// in one call (one sync). Repair is RepairContext with
-// context.Background().
-func (s *Session) Repair() ([]event.Event, error) {
-	return s.RepairContext(context.Background())
-}
-
-// RepairContext is Repair with a context for the store's write.
-func (s *Session) RepairContext(ctx context.Context) ([]event.Event, error) {
+// in one call (one sync); ctx is as in Append.
+func (s *Session) Repair(ctx context.Context) ([]event.Event, error) {
 	var start time.Time
 	if s.cfg.observer != nil {
 		start = time.Now()
@@ -712,6 +727,32 @@ func (s *Session) NextTurn() int64 {
 	defer s.mu.Unlock()
 	s.foldLedger()
 	return s.ledger.MaxTurn() + 1
+}
+
+// TurnEnd returns the turn/end event of turn n (the last one, should the
+// log end turn n twice), and whether there is one: the boundary a fork at
+// the end of that turn takes (Fork, persist.Fork). O(new events).
+func (s *Session) TurnEnd(n int64) (event.Event, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.turnEnds == nil {
+		s.turnEnds = map[int64]int64{}
+	}
+	for ; s.turnEndsAt < len(s.log); s.turnEndsAt++ {
+		e := &s.log[s.turnEndsAt]
+		if e.Type != event.TypeTurnEnd {
+			continue
+		}
+		raw, _ := event.ObjectMember(e.Data, "turn")
+		if turn, ok := number(raw); ok {
+			s.turnEnds[turn] = e.Seq
+		}
+	}
+	seq, ok := s.turnEnds[n]
+	if !ok {
+		return event.Event{}, false
+	}
+	return s.log[seq], true
 }
 
 // OpenStep returns the number of the open step of the open turn, and

@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -15,7 +16,7 @@ import (
 // is dropped. Strict mode accepts every message it appends (STRICT-5).
 func TestSteerWhenBalanced(t *testing.T) {
 	s := session.New(session.WithStrict())
-	ap := &event.Intent{Op: event.Append()}
+	ap := event.AppendIntent()
 	must := func(e event.Event, err error) event.Event {
 		t.Helper()
 		if err != nil {
@@ -25,33 +26,33 @@ func TestSteerWhenBalanced(t *testing.T) {
 	}
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
 	steer := raw(`{"turn":1,"content":[{"type":"text","text":"also check g.go"}],"source":{"kind":"user"}}`)
-	must(s.Append(event.TypeTurnStart, raw(`{"turn":1,"trigger":{"kind":"message"}}`), nil))
-	must(s.Append(event.TypeUserMessage, raw(`{"content":[{"type":"text","text":"fix f.go"}],"source":{"kind":"user"}}`), ap))
+	must(s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: raw(`{"turn":1,"trigger":{"kind":"message"}}`)}))
+	must(s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: raw(`{"content":[{"type":"text","text":"fix f.go"}],"source":{"kind":"user"}}`)}, ap))
 	if _, now, err := s.SteerWhenBalanced(steer); err != nil || !now {
 		t.Fatalf("nothing pending: appended now %v, %v", now, err)
 	}
-	must(s.Append(event.TypeAssistantMessage, raw(`{"turn":1,"step":1,"content":[{"type":"tool-call","id":"a","name":"read","arguments":{}},{"type":"tool-call","id":"b","name":"read","arguments":{}}]}`), ap))
+	must(s.Append(context.Background(), event.Raw{Type: event.TypeAssistantMessage, Data: raw(`{"turn":1,"step":1,"content":[{"type":"tool-call","id":"a","name":"read","arguments":{}},{"type":"tool-call","id":"b","name":"read","arguments":{}}]}`)}, ap))
 	before := s.Len()
 	if _, now, err := s.SteerWhenBalanced(steer); err != nil || now || s.Len() != before {
 		t.Fatalf("calls pending: appended now %v, %v", now, err)
 	}
-	must(s.Append(event.TypeToolResult, raw(`{"turn":1,"step":1,"callId":"a","content":[],"isError":false}`), ap))
+	must(s.Append(context.Background(), event.Raw{Type: event.TypeToolResult, Data: raw(`{"turn":1,"step":1,"callId":"a","content":[],"isError":false}`)}, ap))
 	if s.Len() != before+1 {
 		t.Fatal("the steering message came before the last result")
 	}
-	last := must(s.Append(event.TypeToolResult, raw(`{"turn":1,"step":1,"callId":"b","content":[],"isError":false}`), ap))
+	last := must(s.Append(context.Background(), event.Raw{Type: event.TypeToolResult, Data: raw(`{"turn":1,"step":1,"callId":"b","content":[],"isError":false}`)}, ap))
 	events := s.Events()
 	if len(events) != int(last.Seq)+2 || events[last.Seq+1].Type != event.TypeSteeringMessage {
 		t.Fatalf("the held message was not appended right after the last result: %v", events[len(events)-1].Type)
 	}
 	// Held, then the turn ends (a repair answers the call and ends it):
 	// dropped, never appended after its turn.
-	must(s.Append(event.TypeAssistantMessage, raw(`{"turn":1,"step":2,"content":[{"type":"tool-call","id":"c","name":"read","arguments":{}}]}`), ap))
+	must(s.Append(context.Background(), event.Raw{Type: event.TypeAssistantMessage, Data: raw(`{"turn":1,"step":2,"content":[{"type":"tool-call","id":"c","name":"read","arguments":{}}]}`)}, ap))
 	s.SteerWhenBalanced(steer)
-	if _, err := s.Repair(); err != nil {
+	if _, err := s.Repair(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	must(s.Append(event.TypeTurnStart, raw(`{"turn":2,"trigger":{"kind":"message"}}`), nil))
+	must(s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: raw(`{"turn":2,"trigger":{"kind":"message"}}`)}))
 	if s.DroppedSteering() != 1 {
 		t.Fatalf("dropped %d, want 1", s.DroppedSteering())
 	}

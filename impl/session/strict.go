@@ -10,13 +10,22 @@ import (
 )
 
 // WithStrict puts the session in strict mode (spec/README.md, STRICT-1
-// to STRICT-5): an append that would make a history providers refuse is
-// rejected, with its own code, after every other rule: tool-call
-// arguments that are not a JSON object, a turn/start inside an open
-// turn, a turn/end or step/* outside one, steering for a turn that is not
-// open, a tool/result for a call never made or already answered, and a
-// user, context or steering message while calls are pending. Seeds and
-// resumes load any valid log; repair's closers are always accepted.
+// to STRICT-8): an append that would make a history providers refuse is
+// rejected, with its own code and the event's seq, after every other
+// rule: tool-call arguments that are not a JSON object
+// (strict.arguments_not_object); a turn/start inside an open turn
+// (strict.turn_open); a turn/end, step/*, assistant message, chunk, tool
+// call or result outside a turn, or steering for a turn that is not open
+// (strict.no_turn); one of those carrying another turn's number
+// (strict.wrong_turn); a call id the session used before
+// (strict.call_reused); a tool/result for a call never made
+// (strict.call_unknown) or already answered (strict.call_answered); a
+// user, context or steering message, a step/end or a turn/end while calls
+// wait for results, in any turn or step (strict.calls_pending); a replace
+// that parts a call from its result (strict.replace_unbalanced). A seed,
+// a resume or a fork of a strict session checks every loaded event the
+// same way and names the first that breaks a rule (STRICT-8); repair's
+// closers are always accepted. Forks keep strict mode.
 func WithStrict() Option { return func(c *config) { c.strict = true } }
 
 // strictState is what strict mode needs beyond the ledger of REP-2: every

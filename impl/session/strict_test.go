@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -74,11 +75,11 @@ func TestStrictMode(t *testing.T) {
 	}
 	strict, loose := session.New(session.WithStrict()), session.New()
 	for i, st := range steps {
-		_, err := strict.Append(st.ty, json.RawMessage(st.data), st.intent)
+		_, err := strict.Append(context.Background(), event.Raw{Type: st.ty, Data: json.RawMessage(st.data)}, st.intent.Value())
 		if st.code == "" && err != nil || st.code != "" && !errors.Is(err, st.code) {
 			t.Fatalf("step %d %s: %v, want %q", i, st.ty, err, st.code)
 		}
-		if _, err := loose.Append(st.ty, json.RawMessage(st.data), st.intent); err != nil {
+		if _, err := loose.Append(context.Background(), event.Raw{Type: st.ty, Data: json.RawMessage(st.data)}, st.intent.Value()); err != nil {
 			t.Fatalf("step %d %s without strict mode: %v", i, st.ty, err)
 		}
 	}
@@ -94,10 +95,10 @@ func TestStrictMode(t *testing.T) {
 	if err != nil {
 		t.Fatalf("seeding a strict session with a strict log: %v", err)
 	}
-	if _, err := child.Append(event.TypeAssistantMessage, json.RawMessage(calls("2", "d")), ap); err != nil {
+	if _, err := child.Append(context.Background(), event.Raw{Type: event.TypeAssistantMessage, Data: json.RawMessage(calls("2", "d"))}, ap.Value()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := child.Repair(); err != nil {
+	if _, err := child.Repair(context.Background()); err != nil {
 		t.Fatalf("repair in strict mode: %v", err)
 	}
 	if _, err := session.Seed(child.Events(), session.WithStrict()); err != nil {
@@ -121,7 +122,7 @@ func TestStrictReplace(t *testing.T) {
 		s := session.New(opts...)
 		seqs := map[string]int64{}
 		add := func(name string, ty event.Type, data string, intent *event.Intent) {
-			e, err := s.Append(ty, json.RawMessage(data), intent)
+			e, err := s.Append(context.Background(), event.Raw{Type: ty, Data: json.RawMessage(data)}, intent.Value())
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -167,12 +168,12 @@ func TestStrictReplace(t *testing.T) {
 	}
 	for _, c := range cases {
 		s, seqs := build(true)
-		_, err := s.Append(c.ty, json.RawMessage(c.data), c.from(seqs))
+		_, err := s.Append(context.Background(), event.Raw{Type: c.ty, Data: json.RawMessage(c.data)}, c.from(seqs).Value())
 		if c.ok && err != nil || !c.ok && !errors.Is(err, event.CodeStrictReplaceUnbalanced) {
 			t.Errorf("%s: %v", c.name, err)
 		}
 		loose, seqs := build(false)
-		if _, err := loose.Append(c.ty, json.RawMessage(c.data), c.from(seqs)); err != nil {
+		if _, err := loose.Append(context.Background(), event.Raw{Type: c.ty, Data: json.RawMessage(c.data)}, c.from(seqs).Value()); err != nil {
 			t.Errorf("%s without strict mode: %v", c.name, err)
 		}
 	}
@@ -187,9 +188,9 @@ func TestStrictFork(t *testing.T) {
 	}
 	est := func(m message.Message) int { return 1000 }
 	s := session.New(session.WithStrict(), session.WithVocabulary(voc), session.WithTokenEstimator(est))
-	s.Append(event.TypeTurnStart, json.RawMessage(`{"turn":1,"trigger":{"kind":"message"}}`), nil)
-	s.Append(event.TypeUserMessage, json.RawMessage(`{"content":[{"type":"text","text":"q"}],"source":{"kind":"user"}}`), &event.Intent{Op: event.Append()})
-	end, err := s.Append(event.TypeTurnEnd, json.RawMessage(`{"turn":1,"reason":{"kind":"completed"}}`), nil)
+	s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: json.RawMessage(`{"turn":1,"trigger":{"kind":"message"}}`)})
+	s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: json.RawMessage(`{"content":[{"type":"text","text":"q"}],"source":{"kind":"user"}}`)}, event.Intent{Op: event.Append()})
+	end, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnEnd, Data: json.RawMessage(`{"turn":1,"reason":{"kind":"completed"}}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,10 +198,10 @@ func TestStrictFork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := child.Append(event.TypeStepStart, json.RawMessage(`{"turn":1,"step":1}`), nil); !errors.Is(err, event.CodeStrictNoTurn) {
+	if _, err := child.Append(context.Background(), event.Raw{Type: event.TypeStepStart, Data: json.RawMessage(`{"turn":1,"step":1}`)}); !errors.Is(err, event.CodeStrictNoTurn) {
 		t.Fatalf("the child is not strict: %v", err)
 	}
-	if _, err := child.Append("app/note", json.RawMessage(`{}`), nil); err != nil {
+	if _, err := child.Append(context.Background(), event.Raw{Type: "app/note", Data: json.RawMessage(`{}`)}); err != nil {
 		t.Fatalf("the child does not know the parent's registered type: %v", err)
 	}
 	if child.Tokens() != 1000 {
@@ -226,15 +227,15 @@ func BenchmarkStrictAppend(b *testing.B) {
 			for i := 0; i < b.N; i += 7 {
 				turn++
 				tn := json.RawMessage(`{"turn":` + itoa(turn) + `,"trigger":{"kind":"message"}}`)
-				s.Append(event.TypeTurnStart, tn, nil)
-				s.Append(event.TypeUserMessage, json.RawMessage(`{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}`), ap)
-				s.Append(event.TypeStepStart, json.RawMessage(`{"turn":`+itoa(turn)+`,"step":1}`), nil)
-				s.Append(event.TypeAssistantMessage, json.RawMessage(`{"turn":`+itoa(turn)+`,"step":1,"content":[{"type":"tool-call","id":"c`+itoa(turn)+`","name":"read","arguments":{"p":1}}]}`), ap)
-				c, _ := s.Append(event.TypeToolCall, json.RawMessage(`{"turn":`+itoa(turn)+`,"step":1,"callId":"c`+itoa(turn)+`","name":"read","arguments":"{\"p\":1}"}`), nil)
-				if _, err := s.Append(event.TypeToolResult, json.RawMessage(`{"turn":`+itoa(turn)+`,"step":1,"callId":"c`+itoa(turn)+`","content":[],"isError":false}`), &event.Intent{Op: event.Append(), Sources: []int64{c.Seq}}); err != nil {
+				s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: tn})
+				s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: json.RawMessage(`{"content":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}`)}, ap.Value())
+				s.Append(context.Background(), event.Raw{Type: event.TypeStepStart, Data: json.RawMessage(`{"turn":` + itoa(turn) + `,"step":1}`)})
+				s.Append(context.Background(), event.Raw{Type: event.TypeAssistantMessage, Data: json.RawMessage(`{"turn":` + itoa(turn) + `,"step":1,"content":[{"type":"tool-call","id":"c` + itoa(turn) + `","name":"read","arguments":{"p":1}}]}`)}, ap.Value())
+				c, _ := s.Append(context.Background(), event.Raw{Type: event.TypeToolCall, Data: json.RawMessage(`{"turn":` + itoa(turn) + `,"step":1,"callId":"c` + itoa(turn) + `","name":"read","arguments":"{\"p\":1}"}`)})
+				if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeToolResult, Data: json.RawMessage(`{"turn":` + itoa(turn) + `,"step":1,"callId":"c` + itoa(turn) + `","content":[],"isError":false}`)}, event.Intent{Op: event.Append(), Sources: []int64{c.Seq}}); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := s.Append(event.TypeTurnEnd, json.RawMessage(`{"turn":`+itoa(turn)+`,"reason":{"kind":"completed"}}`), nil); err != nil {
+				if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnEnd, Data: json.RawMessage(`{"turn":` + itoa(turn) + `,"reason":{"kind":"completed"}}`)}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -255,19 +256,19 @@ func BenchmarkTokens(b *testing.B) {
 	s := session.New()
 	ap := &event.Intent{Op: event.Append()}
 	for range 10_000 {
-		s.Append(event.TypeUserMessage, json.RawMessage(`{"content":[{"type":"text","text":"some words here"}],"source":{"kind":"user"}}`), ap)
+		s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: json.RawMessage(`{"content":[{"type":"text","text":"some words here"}],"source":{"kind":"user"}}`)}, ap.Value())
 	}
 	b.Run("Tokens", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			s.Append(event.TypeTodoWrite, json.RawMessage(`{"todos":[]}`), nil)
+			s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: json.RawMessage(`{"todos":[]}`)})
 			_ = s.Tokens()
 		}
 	})
 	b.Run("rescan", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			s.Append(event.TypeTodoWrite, json.RawMessage(`{"todos":[]}`), nil)
+			s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: json.RawMessage(`{"todos":[]}`)})
 			n := 0
 			for _, m := range s.Messages().All() {
 				for _, c := range m.Content {
@@ -322,7 +323,7 @@ func TestStrictStateMachine(t *testing.T) {
 				if err != nil {
 					t.Fatalf("a prefix of a strict log does not load in strict mode: %v", err)
 				}
-				if _, err := s.Repair(); err != nil {
+				if _, err := s.Repair(context.Background()); err != nil {
 					t.Fatal(err)
 				}
 				if _, err := session.Seed(s.Events(), session.WithStrict()); err != nil {

@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -31,7 +32,7 @@ func TestTokensAfterReplace(t *testing.T) {
 			t.Run(fmt.Sprintf("%d/%d", n, len(text)), func(t *testing.T) {
 				s := session.New(session.WithTokenEstimator(byBytes))
 				for i := range n {
-					if _, err := s.Append(event.TypeUserMessage, json.RawMessage(fmt.Sprintf(`{"content":[{"type":"text","text":"message %d"}],"source":{"kind":"user"}}`, i)), appendI()); err != nil {
+					if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: json.RawMessage(fmt.Sprintf(`{"content":[{"type":"text","text":"message %d"}],"source":{"kind":"user"}}`, i))}, appendI().Value()); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -39,7 +40,7 @@ func TestTokensAfterReplace(t *testing.T) {
 					lo, hi := r[0], r[1]
 					_ = s.Tokens() // a snapshot before the replace
 					data := json.RawMessage(fmt.Sprintf(`{"content":[{"type":"text","text":%q}],"source":{"kind":"user"}}`, text))
-					e, err := s.Append(event.TypeUserMessage, data, replaceI(lo, hi, sources(lo, hi)...))
+					e, err := s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: data}, replaceI(lo, hi, sources(lo, hi)...).Value())
 					if err != nil {
 						t.Fatal(err)
 					}

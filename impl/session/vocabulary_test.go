@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -51,7 +52,7 @@ func TestVocabulary(t *testing.T) {
 		{"app/unregistered", `{}`, nil, event.CodeUnknownType},
 	}
 	for _, st := range steps {
-		_, err := s.Append(st.ty, json.RawMessage(st.data), st.intent)
+		_, err := s.Append(context.Background(), event.Raw{Type: st.ty, Data: json.RawMessage(st.data)}, st.intent.Value())
 		_, merr := m.Append(st.ty, json.RawMessage(st.data), st.intent)
 		if event.CodeOf(err) != st.code || event.CodeOf(merr) != st.code {
 			t.Errorf("append %s %s: %v (model %v), want %q", st.ty, st.data, err, merr, st.code)

@@ -105,11 +105,11 @@ func TestMetricsAndSpans(t *testing.T) {
 		}
 	}
 	ap := &event.Intent{Op: event.Append()}
-	must(s.Append(event.TypeTurnStart, raw(`{"turn":1,"trigger":{"kind":"message"}}`), nil))
-	must(s.Append(event.TypeUserMessage, raw(`{"content":[{"type":"text","text":"read a"}],"source":{"kind":"user"}}`), ap))
-	must(s.Append(event.TypeAssistantMessage, raw(`{"turn":1,"step":1,"content":[{"type":"tool-call","id":"a","name":"read","arguments":{}}]}`), ap))
-	must(s.Append(event.TypeToolResult, raw(`{"turn":1,"step":1,"callId":"a","content":[{"type":"text","text":"`+string(make([]byte, 0))+`aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}],"isError":false}`), ap))
-	if _, err := s.AppendBatch(func(session.Tx) ([]session.Draft, error) {
+	must(s.Append(ctx, event.Raw{Type: event.TypeTurnStart, Data: raw(`{"turn":1,"trigger":{"kind":"message"}}`)}))
+	must(s.Append(ctx, event.Raw{Type: event.TypeUserMessage, Data: raw(`{"content":[{"type":"text","text":"read a"}],"source":{"kind":"user"}}`)}, ap.Value()))
+	must(s.Append(ctx, event.Raw{Type: event.TypeAssistantMessage, Data: raw(`{"turn":1,"step":1,"content":[{"type":"tool-call","id":"a","name":"read","arguments":{}}]}`)}, ap.Value()))
+	must(s.Append(ctx, event.Raw{Type: event.TypeToolResult, Data: raw(`{"turn":1,"step":1,"callId":"a","content":[{"type":"text","text":"` + string(make([]byte, 0)) + `aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}],"isError":false}`)}, ap.Value()))
+	if _, err := s.AppendBatch(ctx, func(session.Tx) ([]session.Draft, error) {
 		return []session.Draft{
 			{Type: event.TypeAssistantMessage, Data: raw(`{"turn":1,"step":2,"content":[{"type":"text","text":"done"}]}`), Intent: ap},
 			{Type: event.TypeTurnEnd, Data: raw(`{"turn":1,"reason":{"kind":"completed"}}`)},
@@ -196,10 +196,10 @@ func TestMetricsAndSpans(t *testing.T) {
 func TestAppendSpans(t *testing.T) {
 	obs, _, spans := setup(t, surfaceotel.WithAppendSpans())
 	s := session.New(session.WithObserver(obs))
-	if _, err := s.Append(event.TypeTurnStart, raw(`{"turn":1,"trigger":{"kind":"message"}}`), nil); err != nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: raw(`{"turn":1,"trigger":{"kind":"message"}}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(event.TypeTurnStart, raw(`{"turn":1}`), nil); err == nil {
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: raw(`{"turn":1}`)}); err == nil {
 		t.Fatal("accepted")
 	}
 	ended := spans.Ended()
@@ -224,7 +224,7 @@ func BenchmarkAppendOTel(b *testing.B) {
 			b.ReportAllocs()
 			s := session.New(opts...)
 			for b.Loop() {
-				if _, err := s.Append(event.TypeAssistantChunk, data, nil); err != nil {
+				if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeAssistantChunk, Data: data}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -257,12 +257,14 @@ func NewImplIn(voc *event.Vocabulary, clock func() int64) *Impl {
 }
 
 func (d *Impl) Append(t event.Type, data any, intent *event.Intent) (event.Event, error) {
-	return d.S.Append(t, data, intent)
+	return d.S.Append(context.Background(), event.Raw{Type: t, Data: data}, intent.Value())
 }
 
-func (d *Impl) AppendEvent(e event.Event) (event.Event, error) { return d.S.AppendEvent(e) }
+func (d *Impl) AppendEvent(e event.Event) (event.Event, error) {
+	return d.S.AppendEvent(context.Background(), e)
+}
 
-func (d *Impl) Repair() ([]event.Event, error) { return d.S.Repair() }
+func (d *Impl) Repair() ([]event.Event, error) { return d.S.Repair(context.Background()) }
 
 func (d *Impl) Seed(events []event.Event) (Driver, error) {
 	s, err := session.Seed(events, d.opts()...)

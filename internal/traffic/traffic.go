@@ -5,7 +5,9 @@
 package traffic
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"sync"
 
@@ -32,19 +34,38 @@ func Log(n int) ([]event.Event, error) {
 	if err := New(s).Append(n); err != nil {
 		return nil, err
 	}
-	if _, err := s.Repair(); err != nil {
+	if _, err := s.Repair(context.Background()); err != nil {
 		return nil, err
 	}
 	logs[n] = s.Events()
 	return logs[n], nil
 }
 
-// Session is what traffic appends to: impl/session.Session, model.Session
-// or a durable session. Its Surface method returns a []int64 (the model)
-// or a view.Seqs (the implementation).
+// Session is what traffic appends to: model.Session, or an
+// impl/session.Session or a durable session wrapped by New. Its Surface
+// method returns a []int64 (the model) or a view.Seqs (the
+// implementation).
 type Session interface {
 	Append(t event.Type, data any, intent *event.Intent) (event.Event, error)
 }
+
+// live is a session of the library (impl/session, impl/persist) seen as a
+// Session.
+type live interface {
+	Append(ctx context.Context, data event.Data, intent ...event.Intent) (event.Event, error)
+	Surface() view.Seqs
+}
+
+// Live is a session of the library seen as a Session (Of makes one).
+type Live struct{ S live }
+
+// Append appends as session.Session.Append does.
+func (l Live) Append(t event.Type, data any, intent *event.Intent) (event.Event, error) {
+	return l.S.Append(context.Background(), event.Raw{Type: t, Data: data}, intent.Value())
+}
+
+// Surface is the session's surface.
+func (l Live) Surface() view.Seqs { return l.S.Surface() }
 
 // surfaceOf returns the surface seqs of s.
 func surfaceOf(s Session) []int64 {
@@ -71,8 +92,22 @@ type Generator struct {
 	callSeq  int64
 }
 
-// New returns a generator appending to s.
-func New(s Session) *Generator { return &Generator{s: s} }
+// New returns a generator appending to s: a Session, or a session of the
+// library (anything with its Append and Surface).
+func New(s any) *Generator { return &Generator{s: Of(s)} }
+
+// Of is s as a Session: a Session as it is, a session of the library
+// (anything with its Append and Surface) behind the old-style Append the
+// generator uses.
+func Of(s any) Session {
+	switch s := s.(type) {
+	case Session:
+		return s
+	case live:
+		return Live{s}
+	}
+	panic(fmt.Sprintf("traffic: cannot append to a %T", s))
+}
 
 func raw(s string) json.RawMessage { return json.RawMessage(s) }
 

@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -177,10 +178,10 @@ func traces(t *testing.T, dir string) []string {
 				}
 				if single(step) && viaAPI(step) {
 					step = inTurn(s, step)
-					_, _ = s.Append(step.Type, step.Data, step.Intent)
+					_, _ = s.Append(context.Background(), event.Raw{Type: step.Type, Data: step.Data}, step.Intent.Value())
 				}
 			}
-			s.Repair()
+			s.Repair(context.Background())
 		})
 	}
 	for i := 0; i < 4; i++ {
@@ -210,7 +211,7 @@ func traces(t *testing.T, dir string) []string {
 					d, _ = ops.Apply(d, step)
 				}
 			}
-			s.Repair()
+			s.Repair(context.Background())
 		})
 	}
 	// A crash with everything open: a compaction (committed in odd rounds,
@@ -268,13 +269,13 @@ func traces(t *testing.T, dir string) []string {
 					Data: json.RawMessage(`{"content":[{"type":"text","text":"folded"}],"source":{"kind":"user"}}`), Intent: &event.Intent{Op: event.Replace(last, last), Sources: []int64{last}}})
 			}
 			d.Forget() // the compaction's process is gone
-			s.Repair()
+			s.Repair(context.Background())
 		}
 	})
 	var log []json.RawMessage
 	record("traffic", func(s *session.Session) {
 		traffic.New(s).Append(150)
-		s.Repair()
+		s.Repair(context.Background())
 		for _, e := range s.Events() {
 			b, _ := e.MarshalJSON()
 			log = append(log, b)

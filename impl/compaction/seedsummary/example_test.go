@@ -21,9 +21,9 @@ func ExampleSummarizer() {
 		return []json.RawMessage{json.RawMessage(`{"type":"text","text":"` + t + `"}`)}
 	}
 	long := strings.Repeat("the parser and its tests; ", 30)
-	s.AppendTurnStart(event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
-	q, _ := s.AppendUserMessage(event.UserMessageData{Content: text("What is in f.go? " + long), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
-	a, _ := s.AppendAssistantMessage(event.AssistantMessageData{Turn: 1, Step: 1, Content: text("It holds " + long)}, event.AppendIntent())
+	s.Append(context.Background(), event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
+	q, _ := s.Append(context.Background(), event.UserMessageData{Content: text("What is in f.go? " + long), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+	a, _ := s.Append(context.Background(), event.AssistantMessageData{Turn: 1, Step: 1, Content: text("It holds " + long)}, event.AppendIntent())
 
 	model := func(ctx context.Context, req seedsummary.Request, yield func(seedsummary.Chunk) error) error {
 		var prompt struct{ Text string }

@@ -123,7 +123,7 @@ func traffic(t testing.TB, s *persist.Session) []event.Event {
 	t.Helper()
 	add := func(ty event.Type, data string, intent *event.Intent) event.Event {
 		t.Helper()
-		e, err := s.Append(ty, raw(data), intent)
+		e, err := s.Append(context.Background(), event.Raw{Type: ty, Data: raw(data)}, intent.Value())
 		if err != nil {
 			t.Fatalf("append %s: %v", ty, err)
 		}
@@ -138,7 +138,7 @@ func traffic(t testing.TB, s *persist.Session) []event.Event {
 	call := add(event.TypeToolCall, `{"turn":1,"step":1,"callId":"c1","name":"read","arguments":"{}"}`, nil)
 	add(event.TypeToolResult, `{"turn":1,"step":1,"callId":"c1","content":[{"type":"text","text":"x"}],"isError":false}`, ap(call.Seq))
 	add(event.TypeStepEnd, `{"turn":1,"step":1}`, nil)
-	if _, err := s.AppendEvent(event.Event{Type: "x/from-a-newer-build", Seq: int64(s.Len()), Time: 5, Data: raw(`{"a":[1,2]}`), Ignorable: true}); err != nil {
+	if _, err := s.AppendEvent(context.Background(), event.Event{Type: "x/from-a-newer-build", Seq: int64(s.Len()), Time: 5, Data: raw(`{"a":[1,2]}`), Ignorable: true}); err != nil {
 		t.Fatalf("append an ignorable event: %v", err)
 	}
 	add(event.TypeContextMessage, `{"content":[{"type":"text","text":"summary"}],"source":{"kind":"compaction"}}`, &event.Intent{Op: event.Replace(u.Seq, a.Seq), Sources: []int64{u.Seq, a.Seq}})
@@ -247,7 +247,7 @@ func oneLiveSession(t *testing.T, f Factory) {
 	if _, _, err := persist.Resume(context.Background(), st, clock()); !errors.Is(err, event.CodePersistLocked) {
 		t.Fatalf("second resume: %v", err)
 	}
-	e, err := s.Append(event.TypeTodoWrite, raw(`{"todos":[]}`), nil)
+	e, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: raw(`{"todos":[]}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func singleWriter(t *testing.T, f Factory) {
 	h := header(t, "writer")
 	st := open(t, f, h)
 	s, _ := resume(t, st)
-	s.Append(event.TypeTodoWrite, raw(`{"todos":[]}`), nil)
+	s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: raw(`{"todos":[]}`)})
 	if second, err := f.Open(t, h); !errors.Is(err, event.CodePersistLocked) {
 		if second != nil {
 			second.Close(context.Background())
@@ -347,7 +347,7 @@ func concurrentReaders(t *testing.T, f Factory, read func(testing.TB, string) ([
 		}()
 	}
 	for i := 0; i < 60; i++ {
-		if _, err := s.Append(event.TypeUserMessage, raw(`{"content":[],"source":{"kind":"u"}}`), &event.Intent{Op: event.Append()}); err != nil {
+		if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: raw(`{"content":[],"source":{"kind":"u"}}`)}, event.Intent{Op: event.Append()}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -22,18 +23,18 @@ func history(b *testing.B, turns int) *session.Session {
 		return []json.RawMessage{json.RawMessage(`{"type":"text","text":"` + t + `"}`)}
 	}
 	for t := int64(1); t <= int64(turns); t++ {
-		s.AppendTurnStart(event.TurnStartData{Turn: t, Trigger: json.RawMessage(`{"kind":"message"}`)})
-		s.AppendUserMessage(event.UserMessageData{Content: text("compare the two files, please"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+		s.Append(context.Background(), event.TurnStartData{Turn: t, Trigger: json.RawMessage(`{"kind":"message"}`)})
+		s.Append(context.Background(), event.UserMessageData{Content: text("compare the two files, please"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
 		calls := []json.RawMessage{
 			json.RawMessage(fmt.Sprintf(`{"type":"tool-call","id":"a%d","name":"read","arguments":"{\"path\":\"a.go\"}"}`, t)),
 			json.RawMessage(fmt.Sprintf(`{"type":"tool-call","id":"b%d","name":"read","arguments":"{\"path\":\"b.go\"}"}`, t)),
 		}
-		s.AppendAssistantMessage(event.AssistantMessageData{Turn: t, Step: 1, Content: calls}, event.AppendIntent())
+		s.Append(context.Background(), event.AssistantMessageData{Turn: t, Step: 1, Content: calls}, event.AppendIntent())
 		for _, id := range []string{"a", "b"} {
-			s.AppendToolResult(event.ToolResultData{Turn: t, Step: 1, CallID: fmt.Sprintf("%s%d", id, t), Content: text("package main; func main() {}")}, event.AppendIntent())
+			s.Append(context.Background(), event.ToolResultData{Turn: t, Step: 1, CallID: fmt.Sprintf("%s%d", id, t), Content: text("package main; func main() {}")}, event.AppendIntent())
 		}
-		s.AppendAssistantMessage(event.AssistantMessageData{Turn: t, Step: 2, Content: text("they are the same")}, event.AppendIntent())
-		s.AppendTurnEnd(event.TurnEndData{Turn: t, Reason: json.RawMessage(`{"kind":"completed"}`)})
+		s.Append(context.Background(), event.AssistantMessageData{Turn: t, Step: 2, Content: text("they are the same")}, event.AppendIntent())
+		s.Append(context.Background(), event.TurnEndData{Turn: t, Reason: json.RawMessage(`{"kind":"completed"}`)})
 	}
 	return s
 }

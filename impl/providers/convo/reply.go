@@ -150,47 +150,84 @@ func WithChunks(seqs ...int64) AppendOption {
 // tool/call's seq as sources.
 //
 // A tool call without an id (a provider that names none) gets
-// "call_SEQ_K", SEQ the message's seq and K the call's index in it:
-// unique in the session and the same after a resume, since the log keeps
-// it. A reply that holds a provider's compaction item replaces the whole
+// "call_SEQ_K", SEQ the seq of the message that makes it and K the call's
+// index in it: unique in the session and the same after a resume, since
+// the log keeps it.
+//
+// A reply that holds a provider's compaction item replaces the whole
 // surface before it (PROV-3): the provider no longer sees what it folded.
+// The replacing message holds the reply's blocks up to the compaction
+// item; what follows it (the reply's answer, its calls) is appended as a
+// second message, in the same batch, so the calls are made by an appended
+// message (STRICT-7) and a provider is sent the same items in the same
+// order. The response record, usage and chunks go with the last message.
 func (r Reply) Append(ctx context.Context, s *session.Session, turn, step int64, opts ...AppendOption) ([]event.Event, error) {
 	var o appendOptions
 	for _, f := range opts {
 		f(&o)
 	}
-	return s.AppendBatchContext(ctx, func(tx session.Tx) ([]session.Draft, error) {
+	return s.AppendBatch(ctx, func(tx session.Tx) ([]session.Draft, error) {
 		seq := int64(tx.Len())
-		blocks := append([]Block(nil), r.Blocks...)
-		k := 0
-		for i := range blocks {
-			if blocks[i].Type != ToolCall {
-				continue
+		var drafts []session.Draft
+		var calls []Block
+		rest := r
+		if cut := lastCompaction(r.Blocks); cut >= 0 && tx.Surface().Len() > 0 {
+			nodes := tx.Surface()
+			first, last := nodes.At(0), nodes.At(nodes.Len()-1)
+			var sources []int64
+			for i := 0; i < nodes.Len(); i++ {
+				sources = append(sources, nodes.At(i))
 			}
-			if blocks[i].ID == "" {
-				blocks[i].ID = fmt.Sprintf("call_%d_%d", seq, k)
+			head := Reply{Provider: r.Provider, Model: r.Model, Blocks: r.Blocks[:cut+1]}
+			if cut == len(r.Blocks)-1 {
+				head, rest = r, Reply{}
+				sources = append(o.chunks, sources...)
+			} else {
+				rest.Blocks = r.Blocks[cut+1:]
 			}
-			k++
+			head.Blocks = withIDs(head.Blocks, seq)
+			calls = append(calls, Message{Blocks: head.Blocks}.Calls()...)
+			drafts = append(drafts, session.Draft{Type: event.TypeAssistantMessage, Data: head.Data(turn, step), Intent: &event.Intent{Op: event.Replace(first, last), Sources: sources}})
+			seq++
 		}
-		rr := r
-		rr.Blocks = blocks
-		intent := &event.Intent{Op: event.Append(), Sources: o.chunks}
-		if r.Compacted() {
-			if nodes := tx.Surface(); nodes.Len() > 0 {
-				first, last := nodes.At(0), nodes.At(nodes.Len()-1)
-				sources := append([]int64(nil), o.chunks...)
-				for i := 0; i < nodes.Len(); i++ {
-					sources = append(sources, nodes.At(i))
-				}
-				intent = &event.Intent{Op: event.Replace(first, last), Sources: sources}
-			}
+		if rest.Blocks != nil || drafts == nil {
+			rest.Blocks = withIDs(rest.Blocks, seq)
+			calls = append(calls, Message{Blocks: rest.Blocks}.Calls()...)
+			drafts = append(drafts, session.Draft{Type: event.TypeAssistantMessage, Data: rest.Data(turn, step), Intent: &event.Intent{Op: event.Append(), Sources: o.chunks}})
 		}
-		drafts := []session.Draft{{Type: event.TypeAssistantMessage, Data: rr.Data(turn, step), Intent: intent}}
-		for _, c := range rr.Calls() {
+		for _, c := range calls {
 			drafts = append(drafts, session.Draft{Type: event.TypeToolCall, Data: event.ToolCallData{Turn: turn, Step: step, CallID: c.ID, Name: c.Name, Arguments: c.Arguments}})
 		}
 		return drafts, nil
 	})
+}
+
+// lastCompaction is the index of the last compaction block of blocks, -1
+// when there is none.
+func lastCompaction(blocks []Block) int {
+	for i := len(blocks) - 1; i >= 0; i-- {
+		if blocks[i].Compaction {
+			return i
+		}
+	}
+	return -1
+}
+
+// withIDs is blocks with an id given to each tool call that has none:
+// "call_SEQ_K", SEQ the seq of the message that holds them.
+func withIDs(blocks []Block, seq int64) []Block {
+	out := append([]Block(nil), blocks...)
+	k := 0
+	for i := range out {
+		if out[i].Type != ToolCall {
+			continue
+		}
+		if out[i].ID == "" {
+			out[i].ID = fmt.Sprintf("call_%d_%d", seq, k)
+		}
+		k++
+	}
+	return out
 }
 
 // Violation is a rule of a provider that a request breaks.

@@ -119,6 +119,7 @@ func TestValidateCatches(t *testing.T) {
 		{"answered twice", []anthropic.MessageParam{user(txt("q")), asst(use("a")), user(res("a"), res("a"))}, "duplicate_result"},
 		{"id twice", []anthropic.MessageParam{user(txt("q")), asst(use("a")), user(res("a")), asst(use("a")), user(res("a"))}, "duplicate_call"},
 	}
+	covered := map[string]bool{}
 	for _, c := range cases {
 		v := surfaceanthropic.Validate(c.msgs)
 		found := false
@@ -127,6 +128,40 @@ func TestValidateCatches(t *testing.T) {
 		}
 		if c.rule == "" && len(v) > 0 || c.rule != "" && !found {
 			t.Errorf("%s: violations %v, want %q", c.name, v, c.rule)
+		}
+		covered[c.rule] = found
+	}
+	// The wire JSON, with what the SDK's types cannot hold or would not
+	// write; look-alikes side by side.
+	q := `{"role":"user","content":[{"type":"text","text":"q"}]}`
+	wire := []struct{ name, msgs, rule string }{
+		{"a system role", `[{"role":"system","content":[{"type":"text","text":"q"}]}]`, "roles"},
+		{"an empty text", `[` + q + `,{"role":"assistant","content":[{"type":"text","text":""}]}]`, "empty_text"},
+		{"a text of one space", `[` + q + `,{"role":"assistant","content":[{"type":"text","text":" "}]}]`, ""},
+		{"a block of a type the API lacks", `[` + q + `,{"role":"assistant","content":[{"type":"video","url":"x"}]}]`, "unknown_block"},
+		{"a tool id with a dot", `[` + q + `,{"role":"assistant","content":[{"type":"tool_use","id":"call.1","name":"read","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"call.1","content":"ok"}]}]`, "tool_id"},
+		{"a tool id with a dash", `[` + q + `,{"role":"assistant","content":[{"type":"tool_use","id":"call-1_A","name":"read","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"call-1_A","content":"ok"}]}]`, ""},
+		{"a tool input that is a list", `[` + q + `,{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"read","input":[1]}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"ok"}]}]`, "tool_input"},
+		{"a tool input that is a string", `[` + q + `,{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"read","input":"{}"}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"ok"}]}]`, "tool_input"},
+		{"thinking after text", `[` + q + `,{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"thinking","thinking":"t","signature":"s"}]}]`, "thinking_first"},
+		{"thinking first", `[` + q + `,{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"s"},{"type":"text","text":"a"}]}]`, ""},
+		{"compaction after text", `[` + q + `,{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"compaction","content":"summary"}]}]`, "compaction_first"},
+		{"compaction first", `[` + q + `,{"role":"assistant","content":[{"type":"compaction","content":"summary"},{"type":"text","text":"a"}]}]`, ""},
+	}
+	for _, c := range wire {
+		v := surfaceanthropic.ValidateJSON([]byte(c.msgs))
+		found := false
+		for _, x := range v {
+			found = found || x.Rule == c.rule
+		}
+		if c.rule == "" && len(v) > 0 || c.rule != "" && !found {
+			t.Errorf("%s: violations %v, want %q", c.name, v, c.rule)
+		}
+		covered[c.rule] = covered[c.rule] || found
+	}
+	for _, r := range surfaceanthropic.Rules {
+		if !covered[r] {
+			t.Errorf("no case breaks rule %s", r)
 		}
 	}
 }

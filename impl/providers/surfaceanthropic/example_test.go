@@ -23,12 +23,12 @@ func text(t string) []json.RawMessage {
 // request has one, the result first.
 func ExampleMessages() {
 	s := session.New()
-	s.AppendTurnStart(event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
-	s.AppendUserMessage(event.UserMessageData{Content: text("Read a.go"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+	s.Append(context.Background(), event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
+	s.Append(context.Background(), event.UserMessageData{Content: text("Read a.go"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
 	call := json.RawMessage(`{"type":"tool-call","id":"toolu_1","name":"read","arguments":"{\"path\":\"a.go\"}"}`)
-	s.AppendAssistantMessage(event.AssistantMessageData{Turn: 1, Step: 1, Content: []json.RawMessage{call}}, event.AppendIntent())
-	s.AppendToolResult(event.ToolResultData{Turn: 1, Step: 1, CallID: "toolu_1", Content: text("package a")}, event.AppendIntent())
-	s.AppendSteeringMessage(event.SteeringMessageData{Turn: 1, Content: text("and b.go"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+	s.Append(context.Background(), event.AssistantMessageData{Turn: 1, Step: 1, Content: []json.RawMessage{call}}, event.AppendIntent())
+	s.Append(context.Background(), event.ToolResultData{Turn: 1, Step: 1, CallID: "toolu_1", Content: text("package a")}, event.AppendIntent())
+	s.Append(context.Background(), event.SteeringMessageData{Turn: 1, Content: text("and b.go"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
 
 	params, err := surfaceanthropic.Messages(s.Messages())
 	if err != nil {
@@ -48,9 +48,10 @@ func ExampleMessages() {
 // assistant message and a tool/call per call, with the usage and the
 // provenance; then the harness runs the calls and appends the results.
 func ExampleReply() {
+	ctx := context.Background()
 	s := session.New(session.WithStrict())
-	s.AppendTurnStart(event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
-	s.AppendUserMessage(event.UserMessageData{Content: text("Read a.go"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+	s.Append(ctx, event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
+	s.Append(ctx, event.UserMessageData{Content: text("Read a.go"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
 
 	var resp anthropic.Message // what client.Messages.New returned
 	json.Unmarshal([]byte(`{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","stop_reason":"tool_use",
@@ -60,7 +61,7 @@ func ExampleReply() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	events, err := reply.Append(context.Background(), s, 1, 1)
+	events, err := reply.Append(ctx, s, 1, 1)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func ExampleReply() {
 		fmt.Println(e.Seq, e.Type, string(e.Data))
 	}
 	for _, c := range s.PendingCalls() {
-		s.AppendToolResult(event.ToolResultData{Turn: 1, Step: 1, CallID: c.ID, Content: text("package a")}, event.AppendIntent(c.CallSeq))
+		s.Append(ctx, event.ToolResultData{Turn: 1, Step: 1, CallID: c.ID, Content: text("package a")}, event.AppendIntent(c.CallSeq))
 	}
 	fmt.Println("pending:", len(s.PendingCalls()), "tokens:", s.Tokens())
 	// Output:
@@ -84,8 +85,8 @@ func ExampleReply() {
 func ExampleReply_thinking() {
 	ctx := context.Background()
 	s := session.New(session.WithStrict())
-	s.AppendTurnStart(event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
-	s.AppendUserMessage(event.UserMessageData{Content: text("What does a.go export?"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+	s.Append(ctx, event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
+	s.Append(ctx, event.UserMessageData{Content: text("What does a.go export?"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
 
 	var resp anthropic.Message // client.Messages.New with Thinking enabled
 	json.Unmarshal([]byte(`{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-5-20251101","stop_reason":"tool_use",
@@ -99,7 +100,7 @@ func ExampleReply_thinking() {
 		log.Fatal(err)
 	}
 	for _, c := range s.PendingCalls() {
-		s.AppendToolResult(event.ToolResultData{Turn: 1, Step: 1, CallID: c.ID, Content: text("package a; func F()")}, event.AppendIntent(c.CallSeq))
+		s.Append(ctx, event.ToolResultData{Turn: 1, Step: 1, CallID: c.ID, Content: text("package a; func F()")}, event.AppendIntent(c.CallSeq))
 	}
 
 	params, err := surfaceanthropic.Messages(s.Messages(), surfaceanthropic.ForModel("claude-opus-4-5"))

@@ -186,9 +186,8 @@ func TestProviderItemsRoundTrip(t *testing.T) {
 			Response map[string]json.RawMessage `json:"response"`
 		}
 		for _, e := range last {
-			if e.Type == "assistant/message" {
+			if e.Type == "assistant/message" { // the reply's last message holds its record
 				_ = json.Unmarshal(e.Data, &d)
-				break
 			}
 		}
 		if string(d.Response["id"]) != `"msg_rt"` || beta && (d.Response["appliedEdits"] == nil || d.Response["iterations"] == nil) {

@@ -1,6 +1,7 @@
 package surfacegemini_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log"
@@ -18,12 +19,13 @@ func text(t string) []json.RawMessage {
 // Gemini's function response names its function: the adapter carries the
 // call's name to its result.
 func ExampleContents() {
+	ctx := context.Background()
 	s := session.New()
-	s.AppendTurnStart(event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
-	s.AppendUserMessage(event.UserMessageData{Content: text("Weather in Paris?"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+	s.Append(ctx, event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
+	s.Append(ctx, event.UserMessageData{Content: text("Weather in Paris?"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
 	call := json.RawMessage(`{"type":"tool-call","id":"c1","name":"weather","arguments":"{\"city\":\"Paris\"}"}`)
-	s.AppendAssistantMessage(event.AssistantMessageData{Turn: 1, Step: 1, Content: []json.RawMessage{call}}, event.AppendIntent())
-	s.AppendToolResult(event.ToolResultData{Turn: 1, Step: 1, CallID: "c1", Content: text("18°C")}, event.AppendIntent())
+	s.Append(ctx, event.AssistantMessageData{Turn: 1, Step: 1, Content: []json.RawMessage{call}}, event.AppendIntent())
+	s.Append(ctx, event.ToolResultData{Turn: 1, Step: 1, CallID: "c1", Content: text("18°C")}, event.AppendIntent())
 
 	contents, err := surfacegemini.Contents(s.Messages())
 	if err != nil {

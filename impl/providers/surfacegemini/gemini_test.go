@@ -107,7 +107,14 @@ func TestValidateCatches(t *testing.T) {
 		{"unanswered", []*genai.Content{user(txt("q")), model(call("a", "read")), user(txt("x"))}, "call_without_result"},
 		{"stray", []*genai.Content{user(txt("q")), model(call("a", "read")), user(res("a", "read"), res("b", "read"))}, "result_without_call"},
 		{"twice", []*genai.Content{user(txt("q")), model(call("a", "read")), user(res("a", "read"), res("a", "read"))}, "duplicate_result"},
+		{"a system role", []*genai.Content{{Role: "system", Parts: []*genai.Part{txt("q")}}}, "roles"},
+		{"an empty text", []*genai.Content{user(txt("q")), model(txt(""))}, "empty_text"},
+		{"a signed empty text", []*genai.Content{user(txt("q")), model(&genai.Part{Text: "", ThoughtSignature: []byte{1}}, txt("a"))}, ""},
+		{"an empty part", []*genai.Content{user(txt("q")), model(&genai.Part{})}, "empty_text"},
+		{"one call id twice", []*genai.Content{user(txt("q")), model(call("a", "read"), call("a", "grep")), user(res("a", "read"))}, "duplicate_call"},
+		{"one call id in two steps", []*genai.Content{user(txt("q")), model(call("a", "read")), user(res("a", "read")), model(call("a", "read")), user(res("a", "read"))}, "duplicate_call"},
 	}
+	covered := map[string]bool{}
 	for _, c := range cases {
 		v := surfacegemini.Validate(c.contents)
 		found := false
@@ -116,6 +123,16 @@ func TestValidateCatches(t *testing.T) {
 		}
 		if c.rule == "" && len(v) > 0 || c.rule != "" && !found {
 			t.Errorf("%s: violations %v, want %q", c.name, v, c.rule)
+		}
+		covered[c.rule] = found
+	}
+	// A member the SDK's Part has no field for reaches only the JSON.
+	for _, x := range surfacegemini.ValidateJSON([]byte(`[{"role":"user","parts":[{"text":"q","videoHint":1}]}]`)) {
+		covered[x.Rule] = covered[x.Rule] || x.Rule == "unknown_part"
+	}
+	for _, r := range surfacegemini.Rules {
+		if !covered[r] {
+			t.Errorf("no case breaks rule %s", r)
 		}
 	}
 }

@@ -80,7 +80,7 @@ func ChatMessages(msgs view.Messages, opts ...ChatOption) ([]openai.ChatCompleti
 func ChatFromConvo(ms []convo.Message, opts ...ChatOption) ([]openai.ChatCompletionMessageParamUnion, error) {
 	o := chatOpts(opts)
 	deepseek := o.dialect == DeepSeekChat
-	var out []openai.ChatCompletionMessageParamUnion
+	out := []openai.ChatCompletionMessageParamUnion{} // never null on the wire
 	for _, m := range convo.Merge(ms) {
 		if m.Role == "assistant" {
 			a := openai.ChatCompletionAssistantMessageParam{}

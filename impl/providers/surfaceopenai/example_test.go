@@ -1,6 +1,7 @@
 package surfaceopenai_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log"
@@ -21,13 +22,14 @@ func text(t string) []json.RawMessage {
 // result failed (a repair's closer): Chat has no error flag, so its text
 // says so.
 func ExampleChatMessages() {
+	ctx := context.Background()
 	s := session.New()
-	s.AppendTurnStart(event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
-	s.AppendUserMessage(event.UserMessageData{Content: text("Run the tests"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+	s.Append(ctx, event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
+	s.Append(ctx, event.UserMessageData{Content: text("Run the tests"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
 	call := json.RawMessage(`{"type":"tool-call","id":"call_1","name":"test","arguments":"{}"}`)
-	s.AppendAssistantMessage(event.AssistantMessageData{Turn: 1, Step: 1, Content: []json.RawMessage{call}}, event.AppendIntent())
-	s.AppendSteeringMessage(event.SteeringMessageData{Turn: 1, Content: text("only unit tests"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
-	s.AppendToolResult(event.ToolResultData{Turn: 1, Step: 1, CallID: "call_1", Content: text("timed out"), IsError: true}, event.AppendIntent())
+	s.Append(ctx, event.AssistantMessageData{Turn: 1, Step: 1, Content: []json.RawMessage{call}}, event.AppendIntent())
+	s.Append(ctx, event.SteeringMessageData{Turn: 1, Content: text("only unit tests"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+	s.Append(ctx, event.ToolResultData{Turn: 1, Step: 1, CallID: "call_1", Content: text("timed out"), IsError: true}, event.AppendIntent())
 
 	msgs, err := surfaceopenai.ChatMessages(s.Messages())
 	if err != nil {

@@ -173,8 +173,32 @@ func TestValidateCatches(t *testing.T) {
 		{"empty user", []openai.ChatCompletionMessageParamUnion{user("")}, "empty_content"},
 		{"unanswered", []openai.ChatCompletionMessageParamUnion{user("q"), call("a")}, "call_without_result"},
 	}
+	covered := map[string]bool{}
 	for _, c := range chatCases {
-		check(t, "chat "+c.name, surfaceopenai.ValidateChat(c.msgs), c.rule)
+		covered[c.rule] = check(t, "chat "+c.name, surfaceopenai.ValidateChat(c.msgs), c.rule)
+	}
+	// The wire JSON, look-alikes side by side.
+	q := `{"role":"user","content":"q"}`
+	chatWire := []struct {
+		name, msgs string
+		dialect    surfaceopenai.Dialect
+		rule       string
+	}{
+		{"a role the API lacks", `[{"role":"critic","content":"q"}]`, surfaceopenai.OpenAIChat, "roles"},
+		{"arguments that are a list", `[` + q + `,{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"read","arguments":"[1]"}}]},{"role":"tool","tool_call_id":"a","content":"ok"}]`, surfaceopenai.OpenAIChat, "arguments"},
+		{"arguments that are an object", `[` + q + `,{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"read","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":"ok"}]`, surfaceopenai.OpenAIChat, ""},
+		{"DeepSeek: content null", `[` + q + `,{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"read","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":"ok"}]`, surfaceopenai.DeepSeekChat, "null_content"},
+		{"DeepSeek: content absent", `[` + q + `,{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"read","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":"ok"}]`, surfaceopenai.DeepSeekChat, "null_content"},
+		{"DeepSeek: content empty", `[` + q + `,{"role":"assistant","content":"","tool_calls":[{"id":"a","type":"function","function":{"name":"read","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":"ok"}]`, surfaceopenai.DeepSeekChat, ""},
+		{"OpenAI: content absent", `[` + q + `,{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"read","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":"ok"}]`, surfaceopenai.OpenAIChat, ""},
+	}
+	for _, c := range chatWire {
+		covered[c.rule] = check(t, "chat "+c.name, surfaceopenai.ValidateChatJSON([]byte(c.msgs), surfaceopenai.WithDialect(c.dialect)), c.rule) || covered[c.rule]
+	}
+	for _, r := range surfaceopenai.ChatRules {
+		if !covered[r] {
+			t.Errorf("no case breaks Chat rule %s", r)
+		}
 	}
 	fc := func(id string) responses.ResponseInputItemUnionParam {
 		return responses.ResponseInputItemParamOfFunctionCall("{}", id, "read")
@@ -204,12 +228,31 @@ func TestValidateCatches(t *testing.T) {
 		{"empty", responses.ResponseInputParam{msg("")}, "empty_content"},
 		{"no type", responses.ResponseInputParam{untyped("q")}, "item_type"},
 	}
+	covered = map[string]bool{}
 	for _, c := range respCases {
-		check(t, "responses "+c.name, surfaceopenai.ValidateResponses(c.items), c.rule)
+		covered[c.rule] = check(t, "responses "+c.name, surfaceopenai.ValidateResponses(c.items), c.rule)
+	}
+	m := `{"type":"message","role":"user","content":"q"}`
+	respWire := []struct{ name, items, rule string }{
+		{"a role the API lacks", `[{"type":"message","role":"critic","content":"q"}]`, "roles"},
+		{"an item type the API lacks", `[` + m + `,{"type":"hologram"}]`, "item_type"},
+		{"one call_id twice", `[` + m + `,{"type":"function_call","call_id":"a","name":"read","arguments":"{}"},{"type":"function_call","call_id":"a","name":"read","arguments":"{}"},{"type":"function_call_output","call_id":"a","output":"ok"}]`, "duplicate_call"},
+		{"arguments that are a number", `[` + m + `,{"type":"function_call","call_id":"a","name":"read","arguments":"5"},{"type":"function_call_output","call_id":"a","output":"ok"}]`, "arguments"},
+		{"one item id twice", `[` + m + `,{"type":"reasoning","id":"rs_1","summary":[]},{"type":"reasoning","id":"rs_1","summary":[]}]`, "duplicate_item"},
+		{"two item ids", `[` + m + `,{"type":"reasoning","id":"rs_1","summary":[]},{"type":"reasoning","id":"rs_2","summary":[]}]`, ""},
+	}
+	for _, c := range respWire {
+		covered[c.rule] = check(t, "responses "+c.name, surfaceopenai.ValidateResponsesJSON([]byte(c.items)), c.rule) || covered[c.rule]
+	}
+	for _, r := range surfaceopenai.ResponsesRules {
+		if !covered[r] {
+			t.Errorf("no case breaks Responses rule %s", r)
+		}
 	}
 }
 
-func check(t *testing.T, name string, v []convo.Violation, rule string) {
+// check reports whether v holds rule (and none when rule is "").
+func check(t *testing.T, name string, v []convo.Violation, rule string) bool {
 	t.Helper()
 	found := false
 	for _, x := range v {
@@ -218,4 +261,5 @@ func check(t *testing.T, name string, v []convo.Violation, rule string) {
 	if rule == "" && len(v) > 0 || rule != "" && !found {
 		t.Errorf("%s: violations %v, want %q", name, v, rule)
 	}
+	return found
 }

@@ -43,7 +43,7 @@ func ResponsesFromConvo(ms []convo.Message, opts ...Option) (responses.ResponseI
 	for _, o := range opts {
 		o(&t)
 	}
-	var out responses.ResponseInputParam
+	out := responses.ResponseInputParam{} // never null on the wire
 	for _, m := range convo.Merge(ms) {
 		if m.Role == "assistant" {
 			var text []string

@@ -167,9 +167,8 @@ func TestProviderItemsRoundTrip(t *testing.T) {
 			Response map[string]string `json:"response"`
 		}
 		for _, e := range s.Events() {
-			if e.Type == "assistant/message" {
+			if e.Type == "assistant/message" { // the reply's last message holds its record
 				_ = json.Unmarshal(e.Data, &d)
-				break
 			}
 		}
 		if d.Response["id"] != "resp_rt" || (resp.Conversation.ID != "") != (d.Response["conversation"] == "conv_rt") {

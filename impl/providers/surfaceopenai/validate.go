@@ -1,6 +1,7 @@
 package surfaceopenai
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 
@@ -20,6 +21,16 @@ import (
 // dialect an assistant message's content is a string, never null or
 // absent (null_content).
 func ValidateChat(msgs []openai.ChatCompletionMessageParamUnion, opts ...ChatOption) []convo.Violation {
+	raw, err := json.Marshal(msgs)
+	if err != nil {
+		return []convo.Violation{{Index: -1, Rule: "encoding", Detail: err.Error()}}
+	}
+	return ValidateChatJSON(raw, opts...)
+}
+
+// ValidateChatJSON checks the messages of a request body, as JSON (what
+// the SDK's types cannot hold too: a role it does not know).
+func ValidateChatJSON(messages []byte, opts ...ChatOption) []convo.Violation {
 	o := chatOpts(opts)
 	var wire []struct {
 		Role       string          `json:"role"`
@@ -33,8 +44,8 @@ func ValidateChat(msgs []openai.ChatCompletionMessageParamUnion, opts ...ChatOpt
 			} `json:"function"`
 		} `json:"tool_calls"`
 	}
-	if v := convo.Wire(msgs, &wire); v != nil {
-		return v
+	if err := json.Unmarshal(messages, &wire); err != nil {
+		return []convo.Violation{{Index: -1, Rule: "encoding", Detail: err.Error()}}
 	}
 	var c convo.Collector
 	add := c.Add
@@ -59,8 +70,8 @@ func ValidateChat(msgs []openai.ChatCompletionMessageParamUnion, opts ...ChatOpt
 		case "assistant":
 			closeOpen(i)
 			if o.dialect == DeepSeekChat {
-				var str string
-				if json.Unmarshal(m.Content, &str) != nil {
+				// Unmarshal takes null for a string: look at the text.
+				if c := bytes.TrimSpace(m.Content); len(c) == 0 || c[0] != '"' {
 					add(i, "null_content", "an assistant message whose content is %s, not a string", orAbsent(m.Content))
 				}
 			}

@@ -81,14 +81,14 @@ func run(dir string, p provider) error {
 		return []json.RawMessage{json.RawMessage(`{"type":"text","text":"` + t + `"}`)}
 	}
 	turn := s.NextTurn()
-	s.AppendTurnStart(event.TurnStartData{Turn: turn, Trigger: json.RawMessage(`{"kind":"message"}`)})
-	s.AppendUserMessage(event.UserMessageData{Content: text("What does a.go export?"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+	s.Append(ctx, event.TurnStartData{Turn: turn, Trigger: json.RawMessage(`{"kind":"message"}`)})
+	s.Append(ctx, event.UserMessageData{Content: text("What does a.go export?"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
 	// Step 1: the model thinks and calls a tool.
 	r, err := p.decode([]byte(p.replies[0]))
 	if err != nil {
 		return fmt.Errorf("reply 1: %w", err)
 	}
-	s.AppendStepStart(event.StepStartData{Turn: turn, Step: 1})
+	s.Append(ctx, event.StepStartData{Turn: turn, Step: 1})
 	out, err := r.Append(ctx, s.Session, turn, 1)
 	if err != nil {
 		return err
@@ -96,11 +96,11 @@ func run(dir string, p provider) error {
 	for _, c := range out[1:] {
 		var d event.ToolCallData
 		_ = json.Unmarshal(c.Data, &d)
-		if _, err := s.AppendToolResult(event.ToolResultData{Turn: turn, Step: 1, CallID: d.CallID, Content: text("package a; func F() int")}, event.AppendIntent(c.Seq)); err != nil {
+		if _, err := s.Append(ctx, event.ToolResultData{Turn: turn, Step: 1, CallID: d.CallID, Content: text("package a; func F() int")}, event.AppendIntent(c.Seq)); err != nil {
 			return err
 		}
 	}
-	s.AppendStepEnd(event.StepEndData{Turn: turn, Step: 1})
+	s.Append(ctx, event.StepEndData{Turn: turn, Step: 1})
 	if err := s.Close(ctx); err != nil { // a restart between the steps
 		return err
 	}
@@ -125,12 +125,12 @@ func run(dir string, p provider) error {
 	if err != nil {
 		return fmt.Errorf("reply 2: %w", err)
 	}
-	s.AppendStepStart(event.StepStartData{Turn: turn, Step: 2})
+	s.Append(ctx, event.StepStartData{Turn: turn, Step: 2})
 	if _, err := r.Append(ctx, s.Session, turn, 2); err != nil {
 		return err
 	}
-	s.AppendStepEnd(event.StepEndData{Turn: turn, Step: 2})
-	s.AppendTurnEnd(event.TurnEndData{Turn: turn, Reason: json.RawMessage(`{"kind":"completed"}`)})
+	s.Append(ctx, event.StepEndData{Turn: turn, Step: 2})
+	s.Append(ctx, event.TurnEndData{Turn: turn, Reason: json.RawMessage(`{"kind":"completed"}`)})
 	fmt.Printf("%-10s ok: %d events; the second request (%d bytes) carried %s back\n", p.name, s.Len(), len(body), strings.Join(p.carries, ", "))
 	return nil
 }

@@ -73,10 +73,10 @@ func CheckSessions(t *rapid.T, a Adapter) {
 func CheckRoundTrip(t *rapid.T, a Adapter) {
 	ctx := context.Background()
 	s := session.New(session.WithStrict())
-	if _, err := s.AppendTurnStart(event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)}); err != nil {
+	if _, err := s.Append(ctx, event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AppendUserMessage(event.UserMessageData{Content: []json.RawMessage{text("go")}, Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent()); err != nil {
+	if _, err := s.Append(ctx, event.UserMessageData{Content: []json.RawMessage{text("go")}, Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent()); err != nil {
 		t.Fatal(err)
 	}
 	drawn := Reply(t, "rt")
@@ -102,7 +102,7 @@ func CheckRoundTrip(t *rapid.T, a Adapter) {
 	for _, c := range out[1:] {
 		var d event.ToolCallData
 		_ = json.Unmarshal(c.Data, &d)
-		if _, err := s.AppendToolResult(event.ToolResultData{Turn: 1, Step: 1, CallID: d.CallID, Content: []json.RawMessage{text("ok")}}, event.AppendIntent(c.Seq)); err != nil {
+		if _, err := s.Append(ctx, event.ToolResultData{Turn: 1, Step: 1, CallID: d.CallID, Content: []json.RawMessage{text("ok")}}, event.AppendIntent(c.Seq)); err != nil {
 			t.Fatal(err)
 		}
 	}

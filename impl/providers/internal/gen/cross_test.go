@@ -33,16 +33,16 @@ func TestReplayTargets(t *testing.T) {
 		}
 	}
 	turn := func(n int64, r convo.Reply) {
-		must(s.AppendTurnStart(event.TurnStartData{Turn: n, Trigger: json.RawMessage(`{"kind":"message"}`)}))
-		must(s.AppendUserMessage(event.UserMessageData{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"q"}`)}, Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent()))
+		must(s.Append(ctx, event.TurnStartData{Turn: n, Trigger: json.RawMessage(`{"kind":"message"}`)}))
+		must(s.Append(ctx, event.UserMessageData{Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"q"}`)}, Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent()))
 		out, err := r.Append(ctx, s, n, 1)
 		must(out, err)
 		for _, c := range out[1:] {
 			var d event.ToolCallData
 			_ = json.Unmarshal(c.Data, &d)
-			must(s.AppendToolResult(event.ToolResultData{Turn: n, Step: 1, CallID: d.CallID, Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"ok"}`)}}, event.AppendIntent(c.Seq)))
+			must(s.Append(ctx, event.ToolResultData{Turn: n, Step: 1, CallID: d.CallID, Content: []json.RawMessage{json.RawMessage(`{"type":"text","text":"ok"}`)}}, event.AppendIntent(c.Seq)))
 		}
-		must(s.AppendTurnEnd(event.TurnEndData{Turn: n, Reason: json.RawMessage(`{"kind":"completed"}`)}))
+		must(s.Append(ctx, event.TurnEndData{Turn: n, Reason: json.RawMessage(`{"kind":"completed"}`)}))
 	}
 	a, err := surfaceanthropic.ReplyJSON([]byte(`{"id":"msg_1","model":"claude-opus-4-5-20251101","stop_reason":"tool_use","content":[{"type":"thinking","thinking":"A-THOUGHT","signature":"A-SIG"},{"type":"text","text":"A-TEXT"},{"type":"tool_use","id":"toolu_1","name":"read","input":{}}],"usage":{"input_tokens":1,"output_tokens":1}}`))
 	must(a, err)

@@ -70,18 +70,18 @@ func Session(t *rapid.T) *session.Session {
 	turns := rapid.IntRange(1, 5).Draw(t, "turns")
 	for ti := 0; ti < turns; ti++ {
 		turn := s.NextTurn()
-		must(s.AppendTurnStart(event.TurnStartData{Turn: turn, Trigger: json.RawMessage(`{"kind":"message"}`)}))
+		must(s.Append(ctx, event.TurnStartData{Turn: turn, Trigger: json.RawMessage(`{"kind":"message"}`)}))
 		if rapid.IntRange(0, 3).Draw(t, "context") == 0 {
-			must(s.AppendContextMessage(event.ContextMessageData{Content: []json.RawMessage{text("notes: " + Word(t, "ctx"))}, Source: json.RawMessage(`{"kind":"plugin","plugin":"notes"}`)}, event.AppendIntent()))
+			must(s.Append(ctx, event.ContextMessageData{Content: []json.RawMessage{text("notes: " + Word(t, "ctx"))}, Source: json.RawMessage(`{"kind":"plugin","plugin":"notes"}`)}, event.AppendIntent()))
 		}
 		prompt := []json.RawMessage{text(Word(t, "prompt"))}
 		if rapid.IntRange(0, 4).Draw(t, "image") == 0 {
 			prompt = append(prompt, convo.EncodeBlock(convo.Block{Type: convo.Image, MediaType: "image/png", Data: "iVBORw0KGgo="}))
 		}
-		must(s.AppendUserMessage(event.UserMessageData{Content: prompt, Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent()))
+		must(s.Append(ctx, event.UserMessageData{Content: prompt, Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent()))
 		steps := rapid.IntRange(1, 4).Draw(t, "steps")
 		for step := int64(1); step <= int64(steps); step++ {
-			must(s.AppendStepStart(event.StepStartData{Turn: turn, Step: step}))
+			must(s.Append(ctx, event.StepStartData{Turn: turn, Step: step}))
 			r := Reply(t, fmt.Sprintf("t%d-s%d", turn, step))
 			out, err := r.Append(ctx, s, turn, step)
 			must(out, err)
@@ -99,32 +99,32 @@ func Session(t *rapid.T) *session.Session {
 			order := rapid.Permutation(calls).Draw(t, "order")
 			for i, c := range order {
 				if i == steerAt {
-					must(s.AppendSteeringMessage(steering, event.AppendIntent()))
+					must(s.Append(ctx, steering, event.AppendIntent()))
 				}
 				var d event.ToolCallData
 				_ = json.Unmarshal(c.Data, &d)
 				failed := rapid.IntRange(0, 4).Draw(t, "failed") == 0
 				content := []json.RawMessage{text(strings.Repeat("x", rapid.IntRange(1, 400).Draw(t, "size")))}
-				must(s.AppendToolResult(event.ToolResultData{Turn: turn, Step: step, CallID: d.CallID, Content: content, IsError: failed}, event.AppendIntent(c.Seq)))
+				must(s.Append(ctx, event.ToolResultData{Turn: turn, Step: step, CallID: d.CallID, Content: content, IsError: failed}, event.AppendIntent(c.Seq)))
 			}
 			if steerAt >= len(order) {
-				must(s.AppendSteeringMessage(steering, event.AppendIntent()))
+				must(s.Append(ctx, steering, event.AppendIntent()))
 			}
-			must(s.AppendStepEnd(event.StepEndData{Turn: turn, Step: step}))
+			must(s.Append(ctx, event.StepEndData{Turn: turn, Step: step}))
 			if rapid.IntRange(0, 5).Draw(t, "crash") == 0 {
 				// A crash: the log up to a random point survives; the
 				// reopened session repairs it and the turn is over.
 				cut := rapid.IntRange(1, s.Len()).Draw(t, "cut")
 				seeded, err := session.Seed(s.Events()[:cut], opts...)
 				must(seeded, err)
-				_, err = seeded.Repair()
+				_, err = seeded.Repair(ctx)
 				must(nil, err)
 				s = seeded
 				break
 			}
 		}
 		if _, open := s.OpenTurn(); open {
-			must(s.AppendTurnEnd(event.TurnEndData{Turn: turn, Reason: json.RawMessage(`{"kind":"completed"}`)}))
+			must(s.Append(ctx, event.TurnEndData{Turn: turn, Reason: json.RawMessage(`{"kind":"completed"}`)}))
 		}
 		if rapid.IntRange(0, 2).Draw(t, "prune") == 0 {
 			for _, seq := range compaction.ProposePrunes(s, 20, nil) {

@@ -42,20 +42,23 @@ func Through(t *rapid.T, dir string, r convo.Reply) *persist.Session {
 			t.Fatalf("harness: %v", err)
 		}
 	}
-	must(s.AppendTurnStart(event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)}))
-	must(s.AppendUserMessage(event.UserMessageData{Content: []json.RawMessage{text("go")}, Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent()))
-	must(s.AppendStepStart(event.StepStartData{Turn: 1, Step: 1}))
+	must(s.Append(ctx, event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)}))
+	must(s.Append(ctx, event.UserMessageData{Content: []json.RawMessage{text("go")}, Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent()))
+	must(s.Append(ctx, event.StepStartData{Turn: 1, Step: 1}))
 	out, err := r.Append(ctx, s.Session, 1, 1)
 	must(out, err)
-	for _, c := range out[1:] {
+	for _, c := range out {
+		if c.Type != event.TypeToolCall {
+			continue
+		}
 		var d event.ToolCallData
 		_ = json.Unmarshal(c.Data, &d)
-		must(s.AppendToolResult(event.ToolResultData{Turn: 1, Step: 1, CallID: d.CallID, Content: []json.RawMessage{text("ok")}}, event.AppendIntent(c.Seq)))
+		must(s.Append(ctx, event.ToolResultData{Turn: 1, Step: 1, CallID: d.CallID, Content: []json.RawMessage{text("ok")}}, event.AppendIntent(c.Seq)))
 	}
-	must(s.AppendStepEnd(event.StepEndData{Turn: 1, Step: 1}))
-	must(s.AppendTurnEnd(event.TurnEndData{Turn: 1, Reason: json.RawMessage(`{"kind":"completed"}`)}))
-	must(s.AppendTurnStart(event.TurnStartData{Turn: 2, Trigger: json.RawMessage(`{"kind":"message"}`)}))
-	must(s.AppendUserMessage(event.UserMessageData{Content: []json.RawMessage{text("and then?")}, Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent()))
+	must(s.Append(ctx, event.StepEndData{Turn: 1, Step: 1}))
+	must(s.Append(ctx, event.TurnEndData{Turn: 1, Reason: json.RawMessage(`{"kind":"completed"}`)}))
+	must(s.Append(ctx, event.TurnStartData{Turn: 2, Trigger: json.RawMessage(`{"kind":"message"}`)}))
+	must(s.Append(ctx, event.UserMessageData{Content: []json.RawMessage{text("and then?")}, Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent()))
 	if err := s.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
