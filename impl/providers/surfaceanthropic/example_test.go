@@ -22,13 +22,14 @@ func text(t string) []json.RawMessage {
 // message typed after it are two user messages in the session; the
 // request has one, the result first.
 func ExampleMessages() {
+	ctx := context.Background()
 	s := session.New()
-	s.Append(context.Background(), event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
-	s.Append(context.Background(), event.UserMessageData{Content: text("Read a.go"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+	s.Append(ctx, event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
+	s.Append(ctx, event.UserMessageData{Content: text("Read a.go"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
 	call := json.RawMessage(`{"type":"tool-call","id":"toolu_1","name":"read","arguments":"{\"path\":\"a.go\"}"}`)
-	s.Append(context.Background(), event.AssistantMessageData{Turn: 1, Step: 1, Content: []json.RawMessage{call}}, event.AppendIntent())
-	s.Append(context.Background(), event.ToolResultData{Turn: 1, Step: 1, CallID: "toolu_1", Content: text("package a")}, event.AppendIntent())
-	s.Append(context.Background(), event.SteeringMessageData{Turn: 1, Content: text("and b.go"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+	s.Append(ctx, event.AssistantMessageData{Turn: 1, Step: 1, Content: []json.RawMessage{call}}, event.AppendIntent())
+	s.Append(ctx, event.ToolResultData{Turn: 1, Step: 1, CallID: "toolu_1", Content: text("package a")}, event.AppendIntent())
+	s.Append(ctx, event.SteeringMessageData{Turn: 1, Content: text("and b.go"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
 
 	params, err := surfaceanthropic.Messages(s.Messages())
 	if err != nil {
