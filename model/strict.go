@@ -135,9 +135,9 @@ type strictLedger struct {
 }
 
 // ledgerOf walks log: a turn is open from its turn/start to its turn/end;
-// an appended assistant message registers its calls as pending (an id
-// used again starts over), a replacing one registers the calls it makes
-// that are not known; any tool/result answers a known call.
+// an assistant message registers its calls as pending (an id used again
+// starts over; a replacing message remakes only pending calls); any
+// tool/result answers a known call.
 func ledgerOf(log []event.Event) strictLedger {
 	l := strictLedger{answered: map[string]bool{}}
 	for _, x := range log {
@@ -149,9 +149,7 @@ func ledgerOf(log []event.Event) strictLedger {
 			l.turn = nil
 		case event.TypeAssistantMessage:
 			for _, id := range callIDs(d) {
-				if _, known := l.answered[id]; !known || x.Op.Kind != event.OpReplace {
-					l.answered[id] = false
-				}
+				l.answered[id] = false // a replace remakes only pending calls
 			}
 		case event.TypeToolResult:
 			if d.CallID != nil {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes every target of ./fuzz for the given time each (default 30s):
+# Fuzzes every target of ./fuzz, and the in-package targets listed below,
+# for the given time each (default 30s):
 #   bash scripts/fuzz.sh 1h
 # A real finding writes its input under fuzz/testdata/fuzz/<Target>/ ("Failing
 # input written to ..."): commit it with the fix, and plain `go test ./fuzz`
@@ -25,11 +26,15 @@ if [ "${1:-}" = "--is-flake" ]; then # for the script's own test
 fi
 
 time=${1:-30s}
-targets=$(grep -ho '^func Fuzz[A-Za-z]*' fuzz/*_test.go | sed 's/^func //')
+# Targets are ./fuzz's, and those that test a package's unexported code
+# beside it (PKG:TARGET).
+targets="$(grep -ho '^func Fuzz[A-Za-z]*' fuzz/*_test.go | sed 's/^func /.\/fuzz:/')
+./impl/message:FuzzMeter"
 status=0
-for t in $targets; do
+for pt in $targets; do
+  pkg=${pt%%:*} t=${pt#*:}
   for try in 1 2; do
-    out=$(go test ./fuzz -run '^$' -fuzz "^$t\$" -fuzztime "$time" 2>&1)
+    out=$(go test "$pkg" -run '^$' -fuzz "^$t\$" -fuzztime "$time" 2>&1)
     code=$?
     if [ $code -eq 0 ]; then
       echo "ok    $t ($time): $(printf '%s\n' "$out" | grep -o 'execs: [0-9]*' | tail -1)"

@@ -233,70 +233,6 @@ func Restringify(lit []byte) string {
 // quotes them.
 func EstimateTokens(m Message) int { return meterBlocks(m.Content) + 4 }
 
-// meterBlocks is the meter's estimate of a list of blocks.
-func meterBlocks(blocks []json.RawMessage) int {
-	n := 0
-	for _, b := range blocks {
-		n += meterBlock(b)
-	}
-	return n
-}
-
-func quarter(units int) int { return (units + 3) / 4 }
-
-func meterBlock(b json.RawMessage) int {
-	if bytes.ContainsAny(b, " \t\r\n") {
-		// Not as the log holds it (compact): measure the compact text.
-		var buf bytes.Buffer
-		if json.Compact(&buf, b) == nil {
-			b = buf.Bytes()
-		}
-	}
-	typ := event.StringMember(b, "type")
-	switch typ {
-	case "text", "reasoning":
-		if t, ok := event.ObjectMember(b, "text"); ok {
-			if units, ok := stringUnits(t); ok {
-				return quarter(units) + 4
-			}
-		}
-	case "tool-call":
-		name, _ := event.ObjectMember(b, "name")
-		args, _ := event.ObjectMember(b, "arguments")
-		nameUnits, _ := stringUnits(name)
-		argUnits, ok := stringUnits(args)
-		if !ok { // an object: its JSON text
-			argUnits = jsonUnits(args)
-		}
-		return quarter(nameUnits) + quarter(argUnits) + 4
-	case "tool-result":
-		content, _ := event.ObjectMember(b, "content")
-		els := event.ArrayElements(content)
-		inner := make([]json.RawMessage, len(els))
-		for i, e := range els {
-			inner[i] = e
-		}
-		return meterBlocks(inner) + 4
-	}
-	if _, ok := event.ObjectMember(b, "native"); ok {
-		// PROV-7: a provider's item is priced by its portable text only.
-		t, _ := event.ObjectMember(b, "text")
-		units, _ := stringUnits(t)
-		return quarter(units) + 4
-	}
-	return quarter(jsonUnits(b)) + 4
-}
-
-// stringUnits is the UTF-16 length of the JSON string literal lit; ok is
-// false when lit is not a string.
-func stringUnits(lit []byte) (int, bool) {
-	var s string
-	if len(lit) == 0 || lit[0] != '"' || json.Unmarshal(lit, &s) != nil {
-		return 0, false
-	}
-	return utf16Len(s), true
-}
-
 // JSNumber returns the JSON number literal lit as JavaScript writes the
 // number it denotes: 1.50 is 1.5, 1e2 is 100, 1e21 is 1e+21, 1e-7 is
 // 1e-7.
@@ -322,57 +258,6 @@ func JSNumber(lit []byte) string {
 		return sign + mant + "e+" + strconv.Itoa(exp)
 	}
 	return sign + mant + "e" + strconv.Itoa(exp)
-}
-
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
-	}
-	return n
-}
-
-// jsonUnits is the UTF-16 length of JSON text as JavaScript's
-// JSON.stringify(JSON.parse(text)) would write it: each string literal
-// quoted as JavaScript quotes it, each number as JavaScript writes it.
-// (JavaScript also moves integer-like object keys first; the length does
-// not change.)
-func jsonUnits(raw []byte) int {
-	n := 0
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c == '-' || (c >= '0' && c <= '9') {
-			j := i + 1
-			for j < len(raw) && strings.IndexByte("0123456789.eE+-", raw[j]) >= 0 {
-				j++
-			}
-			n += len(JSNumber(raw[i:j]))
-			i = j
-			continue
-		}
-		if c != '"' {
-			n++ // JSON punctuation and literals are ASCII
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(raw) && raw[j] != '"' {
-			if raw[j] == '\\' {
-				j++
-			}
-			j++
-		}
-		if j >= len(raw) {
-			return n + utf16Len(string(raw[i:]))
-		}
-		n += utf16Len(Restringify(raw[i : j+1]))
-		i = j + 1
-	}
-	return n
 }
 
 // UsageTokens reads the output tokens an assistant/message's data records

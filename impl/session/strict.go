@@ -55,13 +55,9 @@ func (st *strictState) fold(log []event.Event) {
 		case event.TypeAssistantMessage:
 			for _, id := range event.ToolCallIDs(e.Data) {
 				if c, seen := st.calls[id]; seen {
-					if e.Op.Kind == event.OpReplace {
-						// A replacing node that makes a known call
-						// takes its place (STRICT-7 kept it paired).
-						c.msg = e.Seq
-						continue
-					}
-					if c.answered { // a reused id (a log strict mode did not write)
+					// A replacing node remaking a pending call (STRICT-7),
+					// or a reused id (a log strict mode did not write).
+					if c.answered {
 						st.pending++
 					}
 					*c = strictCall{msg: e.Seq, result: -1}
