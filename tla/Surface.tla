@@ -15,7 +15,9 @@
 (* A compaction (COMP-1 to COMP-4) takes a lock recorded in the log (a     *)
 (* start event), folds a range whose edges no unanswered tool call crosses *)
 (* into one summary node, and releases the lock (an end event); or it is   *)
-(* aborted (an end event alone).                                           *)
+(* aborted (an end event alone). A provider's compaction (PROV-3) is a    *)
+(* node that replaces the whole surface before it; a library compaction    *)
+(* folds only nodes after the last one still on the surface (PROV-4).     *)
 (*                                                                         *)
 (* A crash loses the in-memory surface but no acknowledged event. Recovery *)
 (* folds the log again and repairs it: the end of an open compaction, a    *)
@@ -33,6 +35,7 @@
 (*   "call"    a tool/call (not a node)                                    *)
 (*   "tstart", "tend", "sstart", "send"  turn and step boundaries          *)
 (*   "cstart", "cend"  a compaction's start and end events                 *)
+(*   "pcomp"   an assistant/message holding a provider's compaction item   *)
 (* Seqs are 0-based, as in the implementation: the event at seq s is       *)
 (* log[s + 1].                                                             *)
 (*                                                                         *)
@@ -60,8 +63,8 @@ VARIABLES
 
 vars == <<log, surface, shadowed, crashed>>
 
-Types == {"user", "summary", "asst", "result", "call", "tstart", "tend", "sstart", "send", "cstart", "cend"}
-NodeTypes == {"user", "summary", "asst", "result"}
+Types == {"user", "summary", "asst", "result", "call", "tstart", "tend", "sstart", "send", "cstart", "cend", "pcomp"}
+NodeTypes == {"user", "summary", "asst", "result", "pcomp"}
 Ops == [kind: {"none", "append"}, start: {0}, end: {0}]
          \cup [kind: {"replace"}, start: Nat, end: Nat]
 Event == [t: Types, op: Ops, src: SUBSET Nat, call: Calls \cup {0}]
@@ -217,15 +220,28 @@ Replace(i, j, short) ==
         src == Range(SubSeq(surface, lo, hi)) \ (IF short THEN {surface[hi]} ELSE {})
     IN Offer(Ev("user", ReplaceOp(surface[i], surface[j]), src, 0))
 
+(* A provider's compaction (PROV-3): a reply holding one replaces the whole
+   surface before it, or is appended to an empty surface. *)
+ProviderCompact ==
+    /\ OpenTurn(log)
+    /\ IF surface = <<>>
+       THEN Offer(Ev("pcomp", AppendOp, {}, 0))
+       ELSE Offer(Ev("pcomp", ReplaceOp(surface[1], surface[Len(surface)]), Range(surface), 0))
+
+(* PROV-4: the position of the last provider compaction on the surface, 0
+   when there is none; a library compaction folds only what comes after. *)
+LastProviderCompaction(l, s) == Max({0} \cup {p \in DOMAIN s : l[s[p] + 1].t = "pcomp"})
+
 (* Compaction: begin takes the lock (COMP-2, COMP-3); commit folds a range
-   with balanced edges into a summary node and ends it (COMP-4, COMP-5);
-   abort ends it (COMP-6). *)
+   with balanced edges, after the last provider compaction, into a summary
+   node and ends it (COMP-4, COMP-5, PROV-4); abort ends it (COMP-6). *)
 CompactBegin == ~Locked(log) /\ OpenTurn(log) /\ Offer(Ev("cstart", NoOp, {}, 0))
 CompactCommit(i, j) ==
     /\ ~crashed
     /\ Locked(log) \/ Bug = "commit_without_lock"
     /\ Len(log) + 2 <= MaxEvents
     /\ BalancedCut(log, surface, i - 1) /\ BalancedCut(log, surface, j)
+    /\ i > LastProviderCompaction(log, surface) \/ Bug = "summary_over_provider_compaction"
     /\ LET e == Ev("summary", ReplaceOp(surface[i], surface[j]), Range(SubSeq(surface, i, j)), 0)
        IN /\ log' = log \o (IF Bug = "commit_keeps_lock" THEN <<e>> ELSE <<e, Ev("cend", NoOp, {}, 0)>>)
           /\ surface' = Apply(surface, e, Len(log))
@@ -270,7 +286,7 @@ Next ==
     \/ \E c \in Calls : AppendCall(c) \/ AppendResult(c)
     \/ TurnStart \/ TurnEnd \/ StepStart \/ StepEnd
     \/ \E i, j \in 1..Len(surface), short \in BOOLEAN : Replace(i, j, short)
-    \/ CompactBegin \/ CompactAbort
+    \/ CompactBegin \/ CompactAbort \/ ProviderCompact
     \/ \E i, j \in 1..Len(surface) : i <= j /\ CompactCommit(i, j)
     \/ Seed \/ Crash \/ Recover
     \/ \E k \in 1..Cardinality(Calls) + 3 : CrashMidRepair(k)
@@ -415,6 +431,11 @@ COMP4_BalancedDecl ==
         IN /\ log[k].op.start \in Range(s) /\ log[k].op.end \in Range(s)
            /\ BalancedDecl(log, s, IndexOf(s, log[k].op.start) - 1)
            /\ BalancedDecl(log, s, IndexOf(s, log[k].op.end))
+
+(* PROV-4, restated over the log: no summary has a provider compaction
+   among the nodes it folded. *)
+PROV4_SummaryAfterProviderDecl ==
+    \A k \in 1..Len(log) : log[k].t = "summary" => \A x \in log[k].src : log[x + 1].t # "pcomp"
 
 (* The calls a recovery must answer (REP-3, REP-4), found over the log: an *)
 (* assistant message's call with no turn end, turn start or step end after *)

@@ -38,7 +38,8 @@ ToEvent(r) == Ev(r.t, ToOp(r), {r.src[i] : i \in DOMAIN r.src}, r.call)
    registers at most one call; a compaction starts only when none is open
    (COMP-2) and ends only when one is (CompactAbort, CompactCommit, a
    repair's first closer); a summary is written under the lock and folds a
-   range whose edges no unanswered call crosses (COMP-4); an appended
+   range whose edges no unanswered call crosses (COMP-4) and that starts
+   after the last provider compaction on the surface (PROV-4); an appended
    result answers a pending call (AppendResult, a repair's closers). The
    last is the strict ledger's STRICT-4: the traces come from sessions in
    strict mode, since a loose session accepts a result for any call id,
@@ -58,6 +59,7 @@ TraceAppend(r) ==
        /\ e.t = "summary" =>
             /\ Locked(log)
             /\ Valid(surface, e)
+            /\ IndexOf(surface, e.op.start) > LastProviderCompaction(log, surface)
             /\ BalancedCut(log, surface, IndexOf(surface, e.op.start) - 1)
             /\ BalancedCut(log, surface, IndexOf(surface, e.op.end))
        /\ Offer(e)
@@ -109,5 +111,5 @@ TraceMatched ==
 TraceInvariants ==
     /\ SURF15_NodesDistinctInLog /\ SURF15_NoResurrection /\ SURF25_SurfaceIsFold
     /\ REP1_TurnsDecl /\ REP3_ResultsAnswerDecl /\ COMP2_BracketsDecl
-    /\ COMP5_SummaryInBracketDecl /\ COMP4_BalancedDecl
+    /\ COMP5_SummaryInBracketDecl /\ COMP4_BalancedDecl /\ PROV4_SummaryAfterProviderDecl
 =============================================================================

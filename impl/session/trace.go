@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/message"
 )
 
 // WithTrace makes the session write an NDJSON trace of its actions and the
@@ -15,7 +16,8 @@ import (
 // user/message whose source is the compaction plugin's), user (any other
 // message node but the two below), asst, result, call (tool/call),
 // tstart, tend, sstart, send (step/start, step/end), cstart, cend (the
-// start and end of a compaction, either vocabulary) or other; call numbers
+// start and end of a compaction, either vocabulary), pcomp (an assistant
+// message holding a provider's compaction and no call) or other; call numbers
 // tool-call ids in order of first appearance, and ncalls counts the tool
 // calls of an assistant message (the spec's registers at most one). With
 // no trace (the default) the cost is one nil check per append.
@@ -85,6 +87,8 @@ func (t *tracer) event(e *event.Event, surface []int64) {
 		ids := event.ToolCallIDs(e.Data)
 		if l.NCalls = len(ids); l.NCalls > 0 {
 			l.Call = t.callID(ids[0])
+		} else if providerCompaction(e.Data) {
+			l.T = "pcomp"
 		}
 	case event.TypeToolResult:
 		l.T, l.Call = "result", t.callID(event.StringMember(e.Data, "callId"))
@@ -131,6 +135,19 @@ func (s *Session) surfaceNow() []int64 {
 		out = append(out, n.Seq())
 	}
 	return out
+}
+
+// providerCompaction reports whether an assistant/message's data holds a
+// provider's compaction item (PROV-3).
+func providerCompaction(data []byte) bool {
+	content, _ := event.ObjectMember(data, "content")
+	els := event.ArrayElements(content)
+	blocks := make([]json.RawMessage, len(els))
+	for i, b := range els {
+		blocks[i] = b
+	}
+	_, compaction := message.ProviderItems(blocks)
+	return compaction
 }
 
 // isCompactionSource reports whether a user/message source is the one a

@@ -64,6 +64,7 @@ var Bugs = []string{
 	"append_without_marker", "reversed_range", "repair_closes_nothing", "closers_reversed", "close_shadowed_call",
 	"commit_without_lock", "commit_keeps_lock", "abort_leaves_summary", "balanced_with_one_open",
 	"step_crosses_turns", "step_end_keeps_calls", "result_clears_first_registration",
+	"summary_over_provider_compaction",
 }
 
 // Options deliberately break the explorer itself, to show that its checks
@@ -244,6 +245,16 @@ func (x *explorer) next(s *State) ([]transition, string) {
 	if !locked(l) && open {
 		offer("CompactBegin", ev("cstart", noOp, nil, 0))
 	}
+	if open { // ProviderCompact (PROV-3)
+		if n == 0 {
+			offer("ProviderCompact", ev("pcomp", appendOp, nil, 0))
+		} else {
+			src := slices.Clone(s.Surface)
+			slices.Sort(src)
+			offer("ProviderCompact", ev("pcomp", Op{Kind: "replace", Start: s.Surface[0], End: s.Surface[n-1]}, src, 0))
+		}
+	}
+	lastPcomp := lastProviderCompaction(l, s.Surface)
 	if locked(l) {
 		if x.cfg.Bug == "abort_leaves_summary" {
 			if !s.Crashed && len(l)+2 <= x.cfg.MaxEvents {
@@ -271,6 +282,9 @@ func (x *explorer) next(s *State) ([]transition, string) {
 			}
 			if !before || !after {
 				continue
+			}
+			if i <= lastPcomp && x.cfg.Bug != "summary_over_provider_compaction" {
+				continue // PROV-4
 			}
 			src := slices.Clone(s.Surface[i-1 : j])
 			slices.Sort(src)
@@ -319,7 +333,19 @@ func (x *explorer) next(s *State) ([]transition, string) {
 // --- the definitions of Surface.tla ---
 
 func isNode(t string) bool {
-	return t == "user" || t == "summary" || t == "asst" || t == "result"
+	return t == "user" || t == "summary" || t == "asst" || t == "result" || t == "pcomp"
+}
+
+// lastProviderCompaction is LastProviderCompaction: the 1-based position
+// of the last provider compaction on the surface s, 0 when there is none.
+func lastProviderCompaction(l []Event, s []int64) int {
+	last := 0
+	for p, seq := range s {
+		if l[seq].T == "pcomp" {
+			last = p + 1
+		}
+	}
+	return last
 }
 
 // apply is Apply: the step-by-step surface, what the implementation's
@@ -573,10 +599,22 @@ func (x *explorer) stepProperties(from *State, t *transition) string {
 	return ""
 }
 
-var types = []string{"user", "summary", "asst", "result", "call", "tstart", "tend", "sstart", "send", "cstart", "cend"}
+var types = []string{"user", "summary", "asst", "result", "call", "tstart", "tend", "sstart", "send", "cstart", "cend", "pcomp"}
 
 var invariants = map[string]func(x *explorer, s *State) bool{
-	"REP1_TurnsDecl":             func(x *explorer, s *State) bool { return rep1TurnsDecl(s.Log) },
+	"REP1_TurnsDecl": func(x *explorer, s *State) bool { return rep1TurnsDecl(s.Log) },
+	"PROV4_SummaryAfterProviderDecl": func(x *explorer, s *State) bool {
+		for _, e := range s.Log {
+			if e.T == "summary" {
+				for _, src := range e.Src {
+					if s.Log[src].T == "pcomp" {
+						return false
+					}
+				}
+			}
+		}
+		return true
+	},
 	"REP2_StepsDecl":             func(x *explorer, s *State) bool { return rep2StepsDecl(s.Log) },
 	"REP3_ResultsAnswerDecl":     func(x *explorer, s *State) bool { return rep3ResultsAnswerDecl(s.Log) },
 	"COMP2_BracketsDecl":         func(x *explorer, s *State) bool { return comp2BracketsDecl(s.Log) },

@@ -111,6 +111,8 @@ func concrete(l []Event) []event.Event {
 			if e.Call != 0 {
 				data = `{"turn":1,"step":1,"content":[{"type":"text","text":"a"},{"type":"tool-call","id":` + callID + `,"name":"x","arguments":"{}"}]}`
 			}
+		case "pcomp":
+			ce.Type, data = event.TypeAssistantMessage, `{"turn":1,"step":1,"content":[{"type":"provider-item","compaction":true,"text":"s","native":{"provider":"anthropic","model":"m","opaque":true,"item":{"type":"compaction","content":"s"}}}]}`
 		case "result":
 			ce.Type, data = event.TypeToolResult, `{"turn":1,"step":1,"callId":`+callID+`,"content":[],"isError":false}`
 		case "call":

@@ -272,6 +272,42 @@ func traces(t *testing.T, dir string) []string {
 			s.Repair(context.Background())
 		}
 	})
+	// A provider's compaction (PROV-3) replacing the surface, tool traffic
+	// after it, a library compaction of what follows it (PROV-4), and a
+	// second provider compaction that folds the summary too.
+	record("provider-compaction", func(s *session.Session) {
+		var d ops.Driver = &ops.Impl{S: s, Clock: func() int64 { return 1 }}
+		do := func(st ops.Step) {
+			var o ops.Outcome
+			if d, o = ops.Apply(d, st); o.Code != "" {
+				t.Fatalf("provider-compaction: %s %s: %s", st.Kind, st.Type, o.Code)
+			}
+		}
+		msg := func(ty event.Type, data string, intent *event.Intent) ops.Step {
+			return ops.Step{Kind: ops.KindAppend, Type: ty, Data: json.RawMessage(data), Intent: intent}
+		}
+		ap := &event.Intent{Op: event.Append()}
+		pcomp := `{"turn":1,"step":1,"content":[{"type":"provider-item","compaction":true,"text":"s","native":{"provider":"anthropic","model":"claude-sonnet-4-5","opaque":true,"item":{"type":"compaction","content":"s"}}}]}`
+		whole := func() *event.Intent {
+			sur := d.State().Surface
+			return &event.Intent{Op: event.Replace(sur[0], sur[len(sur)-1]), Sources: append([]int64(nil), sur...)}
+		}
+		do(msg(event.TypeTurnStart, `{"turn":1,"trigger":{"kind":"message"}}`, nil))
+		do(msg(event.TypeUserMessage, `{"content":[{"type":"text","text":"q"}],"source":{"kind":"user"}}`, ap))
+		do(msg(event.TypeAssistantMessage, `{"turn":1,"step":1,"content":[{"type":"text","text":"a"}]}`, ap))
+		do(msg(event.TypeAssistantMessage, pcomp, whole()))
+		for round := 0; round < 3; round++ {
+			do(msg(event.TypeUserMessage, `{"content":[{"type":"text","text":"more"}],"source":{"kind":"user"}}`, ap))
+			do(msg(event.TypeAssistantMessage, fmt.Sprintf(`{"turn":1,"step":1,"content":[{"type":"tool-call","id":"p%d","name":"read","arguments":{}}]}`, round), ap))
+			do(msg(event.TypeToolResult, fmt.Sprintf(`{"turn":1,"step":1,"callId":"p%d","content":[],"isError":false}`, round), ap))
+		}
+		sur := d.State().Surface
+		do(ops.Step{Kind: ops.KindBegin, Start: sur[1], End: sur[len(sur)-1]})
+		do(ops.Step{Kind: ops.KindCommit, Plain: true, Blocks: []json.RawMessage{json.RawMessage(`{"type":"text","text":"s"}`)}})
+		do(msg(event.TypeUserMessage, `{"content":[{"type":"text","text":"again"}],"source":{"kind":"user"}}`, ap))
+		do(msg(event.TypeAssistantMessage, pcomp, whole()))
+		s.Repair(context.Background())
+	})
 	var log []json.RawMessage
 	record("traffic", func(s *session.Session) {
 		traffic.New(s).Append(150)
@@ -354,7 +390,8 @@ func TestTraceValidation(t *testing.T) {
 // wrongTraces writes deliberately wrong traces: one line reports a
 // surface the spec does not reach; a repair leaves out its last closer; a
 // second result answers a call already answered; a compaction's end comes
-// when no compaction is open. Each of the last two is a trace the
+// when no compaction is open; a summary folds a provider's compaction
+// (PROV-4, written by hand). Each of the second result and the stray end is a trace the
 // implementation wrote, cut after an accepted line that is then repeated
 // (with the surface the repeated event would give): only the rule it
 // breaks rejects it.
@@ -423,7 +460,21 @@ func wrongTraces(t *testing.T, dir string, paths []string) []string {
 	}
 	extraResult := repeat("extra-result", harness, func(r session.TraceLine) bool { return r.T == "result" && r.Op == "append" })
 	strayEnd := repeat("stray-end", harness, func(r session.TraceLine) bool { return r.T == "cend" })
-	return []string{wrongSurface, wrongRepair, extraResult, strayEnd}
+	// PROV-4: a summary that folds a provider's compaction.
+	overProvider := filepath.Join(dir, "wrong-summary-over-provider.ndjson")
+	var b strings.Builder
+	for _, l := range []session.TraceLine{
+		{Action: "append", T: "tstart", Op: "none", Src: []int64{}, Surface: []int64{}},
+		{Action: "append", T: "pcomp", Op: "append", Src: []int64{}, Surface: []int64{1}},
+		{Action: "append", T: "cstart", Op: "none", Src: []int64{}, Surface: []int64{1}},
+		{Action: "append", T: "summary", Op: "replace", Start: 1, End: 1, Src: []int64{1}, Surface: []int64{3}},
+		{Action: "append", T: "cend", Op: "none", Src: []int64{}, Surface: []int64{3}},
+	} {
+		j, _ := json.Marshal(l)
+		b.Write(append(j, '\n'))
+	}
+	os.WriteFile(overProvider, []byte(b.String()), 0o644)
+	return []string{wrongSurface, wrongRepair, extraResult, strayEnd, overProvider}
 }
 
 func readTrace(t *testing.T, path string) []session.TraceLine {
@@ -494,7 +545,7 @@ func TestTracesAreWritten(t *testing.T) {
 			t.Fatalf("%s: %v", p, err)
 		}
 	}
-	for _, k := range []string{"user", "summary", "asst", "result", "call", "tstart", "tend", "sstart", "send", "cstart", "cend", "repair-with-closers",
+	for _, k := range []string{"user", "summary", "asst", "result", "call", "tstart", "tend", "sstart", "send", "cstart", "cend", "pcomp", "repair-with-closers",
 		"closer-result", "closer-send", "closer-tend", "closer-cend"} {
 		if seen[k] == 0 {
 			t.Errorf("no trace line of kind %q: the traces do not exercise it", k)

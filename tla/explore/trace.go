@@ -101,6 +101,8 @@ func ReplayTrace(lines []session.TraceLine) (int, string) {
 				!x.balancedCut(log, surface, slices.Index(surface, e.Op.Start), calls) ||
 				!x.balancedCut(log, surface, slices.Index(surface, e.Op.End)+1, calls)):
 				return fail("a summary outside the lock or across an open call (COMP-4)")
+			case e.T == "summary" && slices.Index(surface, e.Op.Start)+1 <= lastProviderCompaction(log, surface):
+				return fail("a summary folding a provider's compaction (PROV-4)")
 			}
 			if e.Op.Kind == "replace" {
 				shadowed = union(shadowed, shadows(surface, e.Op))
