@@ -128,6 +128,5 @@ func refJsonUnits(raw []byte) int {
 	return n
 }
 
-
 // refEstimate is EstimateTokens by the straightforward meter.
 func refEstimate(m Message) int { return refMeterBlocks(m.Content) + 4 }
