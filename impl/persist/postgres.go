@@ -553,6 +553,11 @@ func (p *Postgres) Close(parent context.Context) error {
 	defer detach(p)
 	ctx, cancel := pgCtx(parent)
 	defer cancel()
+	// Release the lock before the connection goes: the server frees a
+	// dropped connection's locks only when its backend has exited, after
+	// Close returned, and a writer opening the session at once would find
+	// it still held (STORE-4). Should this fail, closing releases it later.
+	_, _ = p.conn.Exec(ctx, `SELECT pg_advisory_unlock(hashtextextended($1, 0))`, p.schema+"/"+p.header.ID)
 	if err := p.conn.Close(ctx); err != nil {
 		return ioError(err, "close the Postgres connection")
 	}
