@@ -37,7 +37,7 @@ func meterBlock(b []byte) int {
 	if !scanBlock(b, &m) {
 		return quarter(jsonUnits(b)) + 4
 	}
-	switch typeName(m.typ) {
+	switch string(typeName(m.typ)) {
 	case "text", "reasoning":
 		if m.hasText {
 			if units, ok := stringUnits(m.text); ok {
@@ -53,7 +53,9 @@ func meterBlock(b []byte) int {
 		return quarter(nameUnits) + quarter(argUnits) + 4
 	case "tool-result":
 		n := 4
-		eachElement(m.content, func(el []byte) { n += meterBlock(el) })
+		for el, rest := firstElement(m.content); el != nil; el, rest = nextElement(rest) {
+			n += meterBlock(el)
+		}
 		return n
 	}
 	if m.hasNative {
@@ -134,38 +136,48 @@ func keyIs(quoted []byte, name string) bool {
 	return false
 }
 
-// typeName is the string a "type" member holds, "" when it holds none.
-func typeName(lit []byte) string {
+// typeName is the string a "type" member holds, empty when it holds none
+// (its bytes, decoded only when it has an escape).
+func typeName(lit []byte) []byte {
 	if len(lit) < 2 || lit[0] != '"' {
-		return ""
+		return nil
 	}
 	for _, c := range lit {
 		if c == '\\' {
 			var s string
 			_ = json.Unmarshal(lit, &s)
-			return s
+			return []byte(s)
 		}
 	}
-	return string(lit[1 : len(lit)-1])
+	return lit[1 : len(lit)-1]
 }
 
-// eachElement calls f with each element of the JSON array arr (nothing
-// when arr is not an array).
-func eachElement(arr []byte, f func([]byte)) {
+// firstElement returns the first element of the JSON array arr and what
+// follows it (nil when arr is not an array or is empty); nextElement the
+// next one from there.
+func firstElement(arr []byte) (el, rest []byte) {
 	i := skipSpace(arr, 0)
 	if i >= len(arr) || arr[i] != '[' {
-		return
+		return nil, nil
 	}
-	i = skipSpace(arr, i+1)
-	for i < len(arr) && arr[i] != ']' {
-		end := skipValue(arr, i)
-		f(arr[i:end])
-		i = skipSpace(arr, end)
-		if i >= len(arr) || arr[i] != ',' {
-			return
-		}
-		i = skipSpace(arr, i+1)
+	return element(arr[i+1:])
+}
+
+func nextElement(rest []byte) (el, more []byte) {
+	i := skipSpace(rest, 0)
+	if i >= len(rest) || rest[i] != ',' {
+		return nil, nil
 	}
+	return element(rest[i+1:])
+}
+
+func element(b []byte) (el, rest []byte) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] == ']' {
+		return nil, nil
+	}
+	end := skipValue(b, i)
+	return b[i:end], b[end:]
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -415,20 +427,60 @@ func isNumberByte(c byte) bool {
 }
 
 // numberUnits is the length of the number literal lit as JavaScript
-// writes it: an integer of up to 15 digits as it is, anything else
-// through JSNumber.
+// writes it. A literal JavaScript writes as it is (an integer or a decimal
+// fraction of at most 15 significant digits, without leading or trailing
+// zeros, at least 1e-6) is counted as it is; anything else goes through
+// JSNumber.
 func numberUnits(lit []byte) int {
-	digits := lit
-	if len(digits) > 0 && digits[0] == '-' {
-		digits = digits[1:]
+	if plainNumber(lit) {
+		return len(lit)
 	}
-	if len(digits) == 0 || len(digits) > 15 || (digits[0] == '0' && len(digits) > 1) || (len(lit) == 2 && lit[0] == '-' && lit[1] == '0') {
-		return len(JSNumber(lit))
+	return len(JSNumber(lit))
+}
+
+func plainNumber(lit []byte) bool {
+	b := lit
+	if len(b) > 0 && b[0] == '-' {
+		b = b[1:]
 	}
-	for _, c := range digits {
+	intEnd := 0
+	for intEnd < len(b) && b[intEnd] >= '0' && b[intEnd] <= '9' {
+		intEnd++
+	}
+	if intEnd == 0 || (b[0] == '0' && intEnd > 1) {
+		return false
+	}
+	digits := intEnd
+	if b[0] == '0' {
+		digits = 0
+	}
+	if intEnd == len(b) {
+		// An integer; -0 is written 0.
+		return digits <= 15 && !(len(lit) == 2 && lit[0] == '-' && b[0] == '0')
+	}
+	if b[intEnd] != '.' || intEnd+1 == len(b) {
+		return false // an exponent, or not a number
+	}
+	frac := b[intEnd+1:]
+	for _, c := range frac {
 		if c < '0' || c > '9' {
-			return len(JSNumber(lit))
+			return false
 		}
 	}
-	return len(lit)
+	if frac[len(frac)-1] == '0' {
+		return false // trailing zeros are dropped
+	}
+	if b[0] == '0' {
+		lead := 0
+		for lead < len(frac) && frac[lead] == '0' {
+			lead++
+		}
+		if lead >= 6 {
+			return false // below 1e-6: written with an exponent
+		}
+		digits = len(frac) - lead
+	} else {
+		digits += len(frac)
+	}
+	return digits <= 15
 }

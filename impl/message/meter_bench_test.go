@@ -45,3 +45,17 @@ func BenchmarkMeter(b *testing.B) {
 		})
 	}
 }
+
+// TestMeterAllocatesNothing: the one-pass meter allocates nothing for the
+// blocks an agent keeps (text, a tool call with object arguments, a
+// result holding blocks).
+func TestMeterAllocatesNothing(t *testing.T) {
+	m := Message{Content: []json.RawMessage{
+		json.RawMessage(`{"type":"text","text":"é and more"}`),
+		json.RawMessage(`{"type":"tool-call","id":"c","name":"read","arguments":{"path":"a.go","n":[1,2.5]}}`),
+		json.RawMessage(`{"type":"tool-result","toolCallId":"c","content":[{"type":"text","text":"x"}],"isError":false}`),
+	}}
+	if n := testing.AllocsPerRun(100, func() { EstimateTokens(m) }); n != 0 {
+		t.Errorf("the meter allocates %v times a message", n)
+	}
+}

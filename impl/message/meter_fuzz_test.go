@@ -22,6 +22,7 @@ func FuzzMeter(f *testing.F) {
 		`{"type":"tool-result","toolCallId":"c","content":[{"type":"text","text":"abcd"},{"type":"image","data":"x"}],"isError":false}`,
 		`{"type":"tool-result","content":{"not":"a list"}}`,
 		`{"type":"image","n":1.50,"m":1e2,"d":"\u00e9"}`,
+		`{"type":"tool-call","name":"n","arguments":{"a":[0.000001,0.0000001,123456789012345.5,12345678901234.5,-0.0,-0,1.25e3,0.1,100.25,1E400,0.30000000000000004]}}`,
 		`{"t\u0079pe":"text","text":"escaped key"}`,
 		`{"type":"text","type":"image","text":"first wins"}`,
 		`{"type":"text","text":5}`,

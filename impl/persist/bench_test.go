@@ -188,6 +188,46 @@ func BenchmarkResume(b *testing.B) {
 	}
 }
 
+// BenchmarkResumeVsFloor is BenchmarkResume's comparison made in one
+// loop: per operation one resume, then the floor, each timed in CPU, and
+// their ratio; a busy machine slows both alike. (BenchmarkResume keeps its
+// names, for comparisons with earlier commits.)
+func BenchmarkResumeVsFloor(b *testing.B) {
+	requireSQLite(b)
+	for _, size := range sizes {
+		for _, backend := range []string{"jsonl", "sqlite"} {
+			path := storeOfSize(b, backend, size)
+			n := len(logOfSize(b, size)) // the log of n events plus the closers of its last turn
+			// Interleaved: per operation one resume, then the floor (a
+			// plain decode of the file, a plain SELECT of the rows), each
+			// timed in CPU; the ratio resume/floor is the figure to watch.
+			b.Run(fmt.Sprintf("%s/%d", backend, size), func(b *testing.B) {
+				b.ReportAllocs()
+				var resume, floor int64
+				ops := 0
+				for b.Loop() {
+					c0 := processCPU()
+					if s := resumeOnce(b, backend, path); s.Len() != n {
+						b.Fatalf("resumed %d events", s.Len())
+					}
+					c1 := processCPU()
+					if backend == "jsonl" {
+						rawDecode(b, path, n)
+					} else {
+						rawSelect(b, path, n)
+					}
+					floor += processCPU() - c1
+					resume += c1 - c0
+					ops++
+				}
+				b.ReportMetric(float64(resume)/float64(ops), "resume-cpu-ns/op")
+				b.ReportMetric(float64(floor)/float64(ops), "floor-cpu-ns/op")
+				b.ReportMetric(float64(resume)/float64(floor), "resume/floor")
+			})
+		}
+	}
+}
+
 // resumeOnce opens the store at path and resumes it; the store is closed.
 func resumeOnce(b testing.TB, backend, path string) *Session {
 	var st Store

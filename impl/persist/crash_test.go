@@ -204,7 +204,9 @@ func TestCrashEveryByteOffset(t *testing.T) {
 
 // TestCrashKilledWriter kills a real writer process (SIGKILL) after each
 // acknowledged append, for both backends: every transaction boundary of
-// SQLite and every line of JSONL.
+// SQLite and every line of JSONL; each as it syncs by default and
+// committing in groups (two windows), 276 kills in all, 184 of them of a
+// store committing in groups.
 // killWriterAfter runs TestCrashWriterProcess as a writer process with the
 // environment env, kills it with SIGKILL once it has acknowledged k
 // appends (or stopped acknowledging), and returns how many it acknowledged.
@@ -233,13 +235,24 @@ func TestCrashKilledWriter(t *testing.T) {
 		return // running as the writer: see TestCrashWriterProcess
 	}
 	n := len(scenario())
+	// Each backend as it syncs by default, and committing in groups
+	// (SyncGroup): a killed process loses nothing either way.
+	type writer struct {
+		name string
+		b    backend
+	}
+	var writers []writer
 	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
+		writers = append(writers, writer{b.name, b}, writer{b.name + "-group", b}, writer{b.name + "-group-small", b})
+	}
+	for _, w := range writers {
+		b := w.b
+		t.Run(w.name, func(t *testing.T) {
 			lost, kept := 0, 0
 			var all []event.Event
 			for k := 0; k <= n; k++ {
 				path := filepath.Join(t.TempDir(), b.file)
-				acked := killWriterAfter(t, k, "SURFACE_CRASH_WRITER="+b.name, "SURFACE_CRASH_PATH="+path)
+				acked := killWriterAfter(t, k, "SURFACE_CRASH_WRITER="+w.name, "SURFACE_CRASH_PATH="+path)
 				kept += checkRuleBreakingTail(t, b.name, path)
 				st := b.open(t, path)
 				if all == nil || len(st.Events()) > len(all) {
@@ -249,7 +262,7 @@ func TestCrashKilledWriter(t *testing.T) {
 				lost += checkRecovered(t, st, all, acked, n)
 				st.Close(context.Background())
 			}
-			t.Logf("%s: writer killed at %d transaction boundaries, events lost: %d; %d complete rule-breaking last events kept with a typed error", b.name, n+1, lost, kept)
+			t.Logf("%s: writer killed at %d transaction boundaries, events lost: %d; %d complete rule-breaking last events kept with a typed error", w.name, n+1, lost, kept)
 			if lost != 0 {
 				t.Fatalf("%d acknowledged events lost", lost)
 			}
@@ -366,8 +379,16 @@ func TestCrashWriterProcess(t *testing.T) {
 	switch kind {
 	case "jsonl":
 		st, err = OpenJSONL(context.Background(), path, hdr("s1"))
+	case "jsonl-group":
+		st, err = OpenJSONL(context.Background(), path, hdr("s1"), WithSyncWindow(time.Hour, 2048))
+	case "jsonl-group-small": // a window of one or two events, and of a millisecond
+		st, err = OpenJSONL(context.Background(), path, hdr("s1"), WithSyncWindow(time.Millisecond, 200))
 	case "sqlite":
 		st, err = OpenSQLite(context.Background(), path, hdr("s1"))
+	case "sqlite-group":
+		st, err = OpenSQLite(context.Background(), path, hdr("s1"), WithSQLiteSyncWindow(time.Hour, 2048))
+	case "sqlite-group-small":
+		st, err = OpenSQLite(context.Background(), path, hdr("s1"), WithSQLiteSyncWindow(time.Millisecond, 200))
 	default: // postgres: path names the session
 		st, err = OpenPostgres(context.Background(), os.Getenv("SURFACE_PG_URL"), hdr(path), WithPostgresSchema(os.Getenv("SURFACE_CRASH_SCHEMA")))
 	}

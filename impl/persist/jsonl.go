@@ -33,6 +33,14 @@ type JSONLOption func(*JSONL)
 // WithSync sets the sync policy (default SyncEveryAppend).
 func WithSync(p SyncPolicy) JSONLOption { return func(j *JSONL) { j.policy = p } }
 
+// WithSyncWindow makes the store commit in groups (SyncGroup): a sync
+// covers every append of a window, which closes delay after its first
+// append or once its appends hold bytes bytes (zero: DefaultSyncDelay,
+// DefaultSyncBytes).
+func WithSyncWindow(delay time.Duration, bytes int64) JSONLOption {
+	return func(j *JSONL) { j.policy, j.group = SyncGroup, newGroupCommit(delay, bytes) }
+}
+
 // WithFile wraps the store's file, e.g. to inject faults in tests.
 func WithFile(wrap func(File) File) JSONLOption { return func(j *JSONL) { j.wrap = wrap } }
 
@@ -46,6 +54,7 @@ type JSONL struct {
 	file   File
 	wrap   func(File) File
 	policy SyncPolicy
+	group  groupCommit // SyncGroup's open window
 	header Header
 	log    *event.Log // the events loaded, until Resume takes them
 	report LoadReport
@@ -465,6 +474,9 @@ func (j *JSONL) write(ctx context.Context, events []event.Event, took *time.Dura
 		}
 		sync = sync || j.policy.syncs(events[k].Type)
 	}
+	if j.policy == SyncGroup && len(events) > 1 {
+		sync = true // a batch ends synced
+	}
 	if err := session.Cancelled(ctx, first); err != nil {
 		return false, err
 	}
@@ -486,6 +498,9 @@ func (j *JSONL) write(ctx context.Context, events []event.Event, took *time.Dura
 	n, werr := j.file.WriteAt(lines, j.size)
 	if werr == nil && n != len(lines) {
 		werr = io.ErrShortWrite
+	}
+	if werr == nil && j.policy == SyncGroup && !sync {
+		sync = j.group.wrote(int64(n))
 	}
 	if werr == nil && sync {
 		if werr = session.Cancelled(ctx, first); werr == nil {
@@ -514,7 +529,31 @@ func (j *JSONL) write(ctx context.Context, events []event.Event, took *time.Dura
 	}
 	j.size += int64(len(lines))
 	j.next += int64(len(events))
+	if j.policy == SyncGroup {
+		if sync {
+			j.group.synced()
+		} else {
+			j.group.arm(j.groupSync)
+		}
+	}
 	return sync, nil
+}
+
+// groupSync closes a SyncGroup window when its delay has passed: one sync
+// for every append since the last. A failed sync leaves the store
+// refusing appends: what it acknowledged since the last sync may be lost.
+func (j *JSONL) groupSync() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.group.timer = nil
+	if j.closed || j.broken != nil || j.group.unsynced == 0 {
+		return
+	}
+	if err := j.file.Sync(); err != nil {
+		j.broken = ioError(err, "sync %s (group commit): appends since the last sync may be lost", j.path)
+		return
+	}
+	j.group.synced()
 }
 
 // writeSeed implements seedWriter: the header (with seedLength) and the
@@ -629,6 +668,7 @@ func (j *JSONL) Sync(ctx context.Context) error {
 	if err := j.file.Sync(); err != nil {
 		return ioError(err, "sync %s", j.path)
 	}
+	j.group.synced()
 	return nil
 }
 
@@ -642,6 +682,7 @@ func (j *JSONL) Close(ctx context.Context) error {
 	}
 	j.closed = true
 	defer detach(j)
+	j.group.synced() // the sync below covers the open window
 	if j.pending {
 		return nil // nothing was written: no child
 	}

@@ -58,6 +58,16 @@ type SQLiteOption func(*SQLite)
 // which syncs the WAL up to it; and OFF.
 func WithSQLiteSync(p SyncPolicy) SQLiteOption { return func(s *SQLite) { s.policy = p } }
 
+// WithSQLiteSyncWindow makes the store commit in groups (SyncGroup):
+// transactions commit without syncing the WAL (PRAGMA synchronous NORMAL),
+// and a sync of the WAL covers every commit of a window, which closes
+// delay after its first commit or once its events hold bytes bytes of data
+// (zero: DefaultSyncDelay, DefaultSyncBytes); a turn/end or a batch of
+// several events commits with a sync.
+func WithSQLiteSyncWindow(delay time.Duration, bytes int64) SQLiteOption {
+	return func(s *SQLite) { s.policy, s.group = SyncGroup, newGroupCommit(delay, bytes) }
+}
+
 // SQLite is the session log of one session in a SQLite database (STORE-5).
 type SQLite struct {
 	obs    observe.Observer // nil: nothing measured
@@ -67,11 +77,13 @@ type SQLite struct {
 	db     *sql.DB
 	insert *sql.Stmt
 	policy SyncPolicy
+	group  groupCommit // SyncGroup's open window
 	header Header
 	log    *event.Log // the events loaded, until Resume takes them
 	loaded int        // the number of events loaded at open
 	next   int64      // seq of the next event
 	closed bool
+	broken error // a group commit's sync failed: appends are refused
 	// pending is a fork child not written yet (STORE-14): its session
 	// row is written with its events, in one transaction, by Fork.
 	pending bool
@@ -235,7 +247,7 @@ func readOnlyDSN(path string) (string, error) {
 }
 
 func (s *SQLite) open(header Header, fresh bool) error {
-	sync := map[SyncPolicy]string{SyncEveryAppend: "FULL", SyncOnTurnEnd: "NORMAL", SyncMessages: "NORMAL", SyncNever: "OFF"}[s.policy]
+	sync := map[SyncPolicy]string{SyncEveryAppend: "FULL", SyncOnTurnEnd: "NORMAL", SyncMessages: "NORMAL", SyncGroup: "NORMAL", SyncNever: "OFF"}[s.policy]
 	// The pragmas are in the DSN so that every connection the pool opens
 	// gets them, not only the first (STORE-11).
 	db, err := sql.Open("sqlite3", "file:"+s.path+"?_foreign_keys=on&_journal_mode=WAL&_synchronous="+sync+"&_busy_timeout=5000")
@@ -428,6 +440,9 @@ func (s *SQLite) write(ctx context.Context, events []event.Event, took *time.Dur
 	if s.closed {
 		return false, event.Errorf(event.CodePersistClosed, first, "store %s is closed", s.path)
 	}
+	if s.broken != nil {
+		return false, s.broken
+	}
 	if s.pending {
 		return false, event.Errorf(event.CodePersistForkIncomplete, first, "session %q of %s is a fork child that does not exist yet: persist.Fork writes it (STORE-14)", s.header.ID, s.path)
 	}
@@ -438,10 +453,17 @@ func (s *SQLite) write(ctx context.Context, events []event.Event, took *time.Dur
 		}
 		sync = sync || s.policy.syncs(events[k].Type)
 	}
+	if s.policy == SyncGroup && !sync {
+		var n int64
+		for k := range events {
+			n += int64(len(events[k].Data))
+		}
+		sync = len(events) > 1 || s.group.wrote(n)
+	}
 	if err := session.Cancelled(ctx, first); err != nil {
 		return false, err
 	}
-	if (s.policy == SyncOnTurnEnd || s.policy == SyncMessages) && sync {
+	if (s.policy == SyncOnTurnEnd || s.policy == SyncMessages || s.policy == SyncGroup) && sync {
 		// The commit syncs the WAL, and with it every earlier commit
 		// (STORE-11); a failed sync fails this append.
 		if _, err := s.db.ExecContext(ctx, `PRAGMA synchronous=FULL`); err != nil {
@@ -471,7 +493,32 @@ func (s *SQLite) write(ctx context.Context, events []event.Event, took *time.Dur
 		*took = time.Since(began) // the commit that synced the WAL
 	}
 	s.next += int64(len(events))
+	if s.policy == SyncGroup {
+		if sync {
+			s.group.synced()
+		} else {
+			s.group.arm(s.groupSync)
+		}
+	}
 	return sync, nil
+}
+
+// groupSync closes a SyncGroup window when its delay has passed: a
+// checkpoint, which syncs the WAL (every commit since the last sync) before
+// it copies it into the database. A failed one leaves the store refusing
+// appends: what it acknowledged since the last sync may be lost.
+func (s *SQLite) groupSync() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.group.timer = nil
+	if s.closed || s.broken != nil || s.group.unsynced == 0 {
+		return
+	}
+	if _, err := s.db.Exec(`PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
+		s.broken = ioError(err, "sync %s (group commit): commits since the last sync may be lost", s.path)
+		return
+	}
+	s.group.synced()
 }
 
 // insertAll stores events in one transaction.
@@ -585,6 +632,7 @@ func (s *SQLite) Sync(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, `PRAGMA wal_checkpoint(FULL)`); err != nil {
 		return s.writeError(ctx, err, -1, "checkpoint %s", s.path)
 	}
+	s.group.synced()
 	return nil
 }
 
@@ -599,6 +647,10 @@ func (s *SQLite) Close(ctx context.Context) error {
 	}
 	s.closed = true
 	defer detach(s)
+	if s.policy == SyncGroup && s.group.unsynced > 0 {
+		s.db.Exec(`PRAGMA wal_checkpoint(PASSIVE)`) // the open window's commits; closing checkpoints too
+	}
+	s.group.synced()
 	err := errors.Join(s.insert.Close(), s.db.Close(), s.lock.Close())
 	if err != nil {
 		return ioError(err, "close %s", s.path)

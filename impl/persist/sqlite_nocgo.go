@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"time"
 
 	"github.com/surfacelog/surface/impl/event"
 )
@@ -30,6 +31,9 @@ type SQLiteOption func(*SQLite)
 
 // WithSQLiteSync sets the sync policy.
 func WithSQLiteSync(p SyncPolicy) SQLiteOption { return func(*SQLite) {} }
+
+// WithSQLiteSyncWindow is accepted and does nothing without cgo.
+func WithSQLiteSyncWindow(delay time.Duration, bytes int64) SQLiteOption { return func(*SQLite) {} }
 
 // SQLite is the SQLite store; in a build without cgo it cannot be opened.
 type SQLite struct {

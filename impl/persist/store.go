@@ -34,6 +34,18 @@ const (
 	// returns. A streamed step then costs about one sync, not one per
 	// chunk.
 	SyncMessages
+	// SyncGroup is group commit (WithSyncWindow, WithSQLiteSyncWindow): an
+	// append returns once its events are written (the operating system has
+	// them), and one sync covers every append of a window, which closes a
+	// delay after its first append or once its appends hold a number of
+	// bytes; a turn/end, a batch of several events (AppendBatch, a
+	// repair's closers), Sync and Close sync at once. A crash of the
+	// process loses nothing; a crash of the machine loses at most the
+	// appends of the window then open, never one a sync covered, and what
+	// is left is a prefix of the log (a torn last line is quarantined at
+	// the next open, STORE-2). A sync that fails in the background leaves
+	// the store refusing appends (persist.io).
+	SyncGroup
 )
 
 // syncs reports whether policy p syncs the append of an event of type t.
@@ -45,6 +57,8 @@ func (p SyncPolicy) syncs(t event.Type) bool {
 		return t == event.TypeTurnEnd
 	case SyncMessages:
 		return t != event.TypeAssistantChunk
+	case SyncGroup:
+		return t == event.TypeTurnEnd
 	}
 	return false
 }
@@ -57,6 +71,8 @@ func (p SyncPolicy) String() string {
 		return "turn-end"
 	case SyncMessages:
 		return "messages"
+	case SyncGroup:
+		return "group"
 	default:
 		return "never"
 	}

@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/repair"
@@ -265,21 +266,18 @@ func unbalancedReplace(ss *strictState, log []event.Event, mgr *surface.Manager,
 
 // toolCallWithoutObjectArguments returns the id of the first tool-call
 // block of an assistant message's content whose arguments are not a JSON
-// object.
+// object (nor a string holding one). It reads the raw data: the log's data
+// is valid, compact JSON.
 func toolCallWithoutObjectArguments(data []byte) (string, bool) {
-	var d struct {
-		Content []struct {
-			Type      string          `json:"type"`
-			ID        json.RawMessage `json:"id"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"content"`
-	}
-	if json.Unmarshal(data, &d) != nil {
-		return "", false
-	}
-	for _, b := range d.Content {
-		if b.Type == "tool-call" && !isJSONObject(b.Arguments) && !holdsJSONObject(b.Arguments) {
-			return string(b.ID), true
+	content, _ := event.ObjectMember(data, "content")
+	for _, b := range event.ArrayElements(content) {
+		if t, _ := event.ObjectMember(b, "type"); string(t) != `"tool-call"` {
+			continue
+		}
+		args, _ := event.ObjectMember(b, "arguments")
+		if !isJSONObject(args) && !holdsJSONObject(args) {
+			id, _ := event.ObjectMember(b, "id")
+			return string(id), true
 		}
 	}
 	return "", false
@@ -289,20 +287,35 @@ func toolCallWithoutObjectArguments(data []byte) (string, bool) {
 // object: how the seed system's tool-call blocks keep the arguments the
 // model produced (STRICT-2).
 func holdsJSONObject(b []byte) bool {
+	if len(b) < 2 || b[0] != '"' {
+		return false
+	}
 	var text string
-	return json.Unmarshal(b, &text) == nil && isJSONObject([]byte(text))
+	return json.Unmarshal(b, &text) == nil && isJSONObject([]byte(text)) && json.Valid([]byte(text))
 }
 
-// isJSONObject reports whether b is the text of a JSON object.
+// isJSONObject reports whether b, JSON text, is an object (its first
+// byte, past any whitespace, opens one). A value taken from the log's data
+// is valid JSON; holdsJSONObject checks the text a string holds.
 func isJSONObject(b []byte) bool {
-	var m map[string]json.RawMessage
-	return json.Unmarshal(b, &m) == nil && m != nil
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c == '{'
+	}
+	return false
 }
 
 // sameNumber reports whether two JSON numbers have the same value.
 func sameNumber(a, b []byte) bool {
-	var x, y float64
-	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && x == y
+	if len(a) > 0 && string(a) == string(b) {
+		return a[0] == '-' || (a[0] >= '0' && a[0] <= '9')
+	}
+	x, errA := strconv.ParseFloat(string(a), 64)
+	y, errB := strconv.ParseFloat(string(b), 64)
+	return errA == nil && errB == nil && x == y
 }
 
 func orNone(turn []byte) string {
