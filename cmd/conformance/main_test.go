@@ -158,6 +158,17 @@ func TestValidateExitCodes(t *testing.T) {
 	os.WriteFile(emptyFile, nil, 0o644)
 	short := filepath.Join(dir, "short.jsonl")
 	os.WriteFile(short, []byte(`{"type":"session","version":0,"id":"c","createdAt":1,"parentSession":"p","seedLength":3}`+"\n"), 0o644)
+	// Look-alikes: a fork child without seedLength and without events (a
+	// fork that never wrote it), beside an empty session naming no parent
+	// and a child without seedLength that holds its boundary.
+	emptyChild := filepath.Join(dir, "empty-child.jsonl")
+	os.WriteFile(emptyChild, []byte(`{"type":"session","version":0,"id":"c","createdAt":1,"parentSession":"p"}`+"\n"), 0o644)
+	emptyPlain := filepath.Join(dir, "empty-plain.jsonl")
+	os.WriteFile(emptyPlain, []byte(`{"type":"session","version":0,"id":"c","createdAt":1}`+"\n"), 0o644)
+	oneChild := filepath.Join(dir, "one-child.jsonl")
+	os.WriteFile(oneChild, []byte(`{"type":"session","version":0,"id":"c","createdAt":1,"parentSession":"p"}`+"\n"+
+		`{"seq":0,"time":1,"type":"turn/start","data":{"turn":1,"trigger":{"kind":"message"}}}`+"\n"+
+		`{"seq":1,"time":1,"type":"turn/end","data":{"turn":1,"reason":{"kind":"completed"}}}`+"\n"), 0o644)
 	config := filepath.Join(dir, "config.json")
 	os.WriteFile(config, []byte(`{"debug":true}`+"\n"), 0o644)
 	cases := []struct {
@@ -185,6 +196,9 @@ func TestValidateExitCodes(t *testing.T) {
 		{[]string{good, config}, 1, "OK"},
 		{[]string{dir}, 2, "a directory"},
 		{[]string{short}, 1, "persist.fork_incomplete"},
+		{[]string{emptyChild}, 1, "persist.fork_incomplete"},
+		{[]string{emptyPlain}, 0, "OK 0 events"},
+		{[]string{oneChild}, 0, "OK 2 events"},
 		{[]string{"-h"}, 0, "postgres://"},
 	}
 	if _, err := os.Stat("/dev/zero"); err == nil {

@@ -130,6 +130,16 @@ func forkParent(t *testing.T, b forkBackend, where string) int64 {
 	return lastTurnEnd(s.Events())
 }
 
+// childHeaderFor is the header a fork child is opened with: "promised"
+// names the inherited events (SeedLength), "guide" only the parent, as
+// the guide's ExampleFork does.
+func childHeaderFor(variant string, boundary int64) Header {
+	if variant == "guide" {
+		return Header{ID: "child", CreatedAt: 1767225600001, ParentSession: "parent"}
+	}
+	return childHeader(boundary)
+}
+
 func childHeader(boundary int64) Header {
 	n := boundary + 1
 	return Header{ID: "child", CreatedAt: 1767225600001, ParentSession: "parent", SeedLength: &n}
@@ -150,46 +160,52 @@ func TestForkKilled(t *testing.T) {
 				where = pgtest.Schema("fork")
 			}
 			boundary := forkParent(t, b, where)
+			base := where // the parent alone
 			n := int(boundary + 1)
-			none, whole := 0, 0
-			for k := 0; k <= n; k++ {
-				if b.name != "postgres" {
-					// A fresh copy of the parent for each kill.
-					fresh := t.TempDir()
-					copyDir(t, where, fresh)
-					where = fresh
-				} else {
-					dropChild(t, where)
-				}
-				at := forkKilledAt(t, b.name, where, k)
-				if at != k {
-					t.Fatalf("kill %d: the forking process stopped at %d", k, at)
-				}
-				if !b.exists(t, where) {
-					if k == n {
-						t.Fatalf("killed after the child was in place, and there is no child")
+			for _, hv := range []string{"promised", "guide"} {
+				none, whole := 0, 0
+				for k := 0; k <= n; k++ {
+					if b.name != "postgres" {
+						// A fresh copy of the parent for each kill.
+						fresh := t.TempDir()
+						copyDir(t, base, fresh)
+						where = fresh
+					} else {
+						dropChild(t, where)
 					}
-					none++
-					continue
+					at := forkKilledAt(t, b.name, hv, where, k)
+					if at != k {
+						t.Fatalf("kill %d: the forking process stopped at %d", k, at)
+					}
+					if !b.exists(t, where) {
+						if k == n {
+							t.Fatalf("killed after the child was in place, and there is no child")
+						}
+						none++
+						continue
+					}
+					if k < n {
+						t.Fatalf("killed after %d of %d inherited events, and a child exists", k, n)
+					}
+					st, err := b.child(t, where, childHeaderFor(hv, boundary))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if h := st.Header(); h.ParentSession != "parent" || h.SeedLength == nil || *h.SeedLength != int64(n) {
+						t.Fatalf("the child's header %+v does not name its parent and its %d inherited events", h, n)
+					}
+					s, _, err := Resume(context.Background(), st, clock())
+					if err != nil {
+						t.Fatalf("the complete child does not resume: %v", err)
+					}
+					if s.Len() != n {
+						t.Fatalf("the child holds %d events, want %d", s.Len(), n)
+					}
+					s.Close(context.Background())
+					whole++
 				}
-				if k < n {
-					t.Fatalf("killed after %d of %d inherited events, and a child exists", k, n)
-				}
-				st, err := b.child(t, where, childHeader(boundary))
-				if err != nil {
-					t.Fatal(err)
-				}
-				s, _, err := Resume(context.Background(), st, clock())
-				if err != nil {
-					t.Fatalf("the complete child does not resume: %v", err)
-				}
-				if s.Len() != n {
-					t.Fatalf("the child holds %d events, want %d", s.Len(), n)
-				}
-				s.Close(context.Background())
-				whole++
+				t.Logf("%s, child opened with the %s header: fork killed at %d points (after each of %d inherited events, and once in place): %d left no child, %d a complete one, 0 a partial or empty one", b.name, hv, n+1, n, none, whole)
 			}
-			t.Logf("%s: fork killed at %d points (after each of %d inherited events, and once in place): %d left no child, %d a complete one, 0 a partial one", b.name, n+1, n, none, whole)
 		})
 	}
 }
@@ -197,10 +213,10 @@ func TestForkKilled(t *testing.T) {
 // forkKilledAt runs TestForkProcess, kills it once it has written k
 // inherited events (k = all of them: once the child is in place), and
 // returns where it was.
-func forkKilledAt(t *testing.T, kind, where string, k int) int {
+func forkKilledAt(t *testing.T, kind, header, where string, k int) int {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestForkProcess$")
-	cmd.Env = append(os.Environ(), "SURFACE_FORK_WRITER="+kind, "SURFACE_FORK_WHERE="+where, "SURFACE_FORK_KILL_AT="+strconv.Itoa(k))
+	cmd.Env = append(os.Environ(), "SURFACE_FORK_WRITER="+kind, "SURFACE_FORK_HEADER="+header, "SURFACE_FORK_WHERE="+where, "SURFACE_FORK_KILL_AT="+strconv.Itoa(k))
 	out, _ := cmd.StdoutPipe()
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -241,7 +257,7 @@ func TestForkProcess(t *testing.T) {
 	}
 	parent := resumeParent(t, b, where)
 	boundary := lastTurnEnd(parent.Events())
-	dst, err := b.child(t, where, childHeader(boundary))
+	dst, err := b.child(t, where, childHeaderFor(os.Getenv("SURFACE_FORK_HEADER"), boundary))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,5 +516,68 @@ func TestResumeStrict(t *testing.T) {
 			t.Fatalf("round %d: %d closers, want %d", round, len(rep.Closers), want)
 		}
 		s.Close(ctx)
+	}
+}
+
+// TestEmptyChildRefused: a child whose header names its parent without a
+// seedLength and which holds no event (what an older writer left when a
+// fork stopped between creating the child and writing its events) is
+// refused on resume, in a JSONL file written by hand and in a SQLite row
+// inserted by plain SQL; an empty session naming no parent, its
+// look-alike, resumes.
+func TestEmptyChildRefused(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, header string
+		refused      bool
+	}{
+		{"child", `{"type":"session","version":0,"id":"c","createdAt":1,"parentSession":"p"}`, true},
+		{"plain", `{"type":"session","version":0,"id":"c","createdAt":1}`, false},
+	} {
+		path := filepath.Join(dir, c.name+".jsonl")
+		os.WriteFile(path, []byte(c.header+"\n"), 0o644)
+		st, err := OpenJSONL(ctx, path, hdr("c"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _, err := Resume(ctx, st)
+		if got := errors.Is(err, event.CodePersistForkIncomplete); got != c.refused {
+			t.Fatalf("%s: resume: %v", c.name, err)
+		}
+		if s != nil {
+			s.Close(ctx)
+		} else {
+			st.Close(ctx)
+		}
+	}
+	if !SQLiteAvailable {
+		return
+	}
+	db := filepath.Join(dir, "empty.db")
+	sq, err := OpenSQLite(ctx, db, hdr("p"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sq.Close(ctx)
+	sqlDB, _ := sql.Open("sqlite3", db)
+	if _, err := sqlDB.Exec(`INSERT INTO sessions (id, version, created_at, parent_session) VALUES ('c', 0, 1, 'p'), ('d', 0, 1, NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	sqlDB.Close()
+	for id, refused := range map[string]bool{"c": true, "d": false} {
+		sq, err = OpenSQLite(ctx, db, hdr(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _, err := Resume(ctx, sq)
+		if got := errors.Is(err, event.CodePersistForkIncomplete); got != refused {
+			t.Fatalf("SQLite session %s: resume: %v", id, err)
+		}
+		if s != nil {
+			s.Close(ctx)
+		} else {
+			sq.Close(ctx)
+		}
 	}
 }

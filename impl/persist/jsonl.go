@@ -93,8 +93,8 @@ func OpenJSONL(ctx context.Context, path string, header Header, opts ...JSONLOpt
 		return nil, err
 	}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if errors.Is(err, fs.ErrNotExist) && header.SeedLength != nil && *header.SeedLength > 0 {
-		// A fork child: Fork writes it whole, or nothing (STORE-14).
+	if errors.Is(err, fs.ErrNotExist) && forkChild(header) {
+		// A fork child (its header names a parent): Fork writes it whole, or nothing (STORE-14).
 		header.Version = SessionFormatVersion
 		j.header, j.pending = header, true
 		j.log = new(event.Decoder).Log()
@@ -728,4 +728,11 @@ func (j *JSONL) crash() {
 	j.closed = true
 	j.osFile.Close()
 	detach(j)
+}
+
+// unwritten implements seedWriter.
+func (j *JSONL) unwritten() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.pending
 }

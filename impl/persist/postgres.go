@@ -251,8 +251,8 @@ func (p *Postgres) loadHeader(ctx context.Context, want Header) error {
 	var seedLength *int64
 	err := p.conn.QueryRow(ctx, `SELECT id, version, created_at, cwd, parent_session, seed_length FROM `+p.ident()+`.sessions WHERE id = $1`, want.ID).
 		Scan(&h.ID, &h.Version, &h.CreatedAt, &cwd, &parent, &seedLength)
-	if errors.Is(err, pgx.ErrNoRows) && want.SeedLength != nil && *want.SeedLength > 0 {
-		// A fork child: Fork writes its row with its events (STORE-14).
+	if errors.Is(err, pgx.ErrNoRows) && forkChild(want) {
+		// A fork child (its header names a parent): Fork writes its row with its events (STORE-14).
 		want.Version = SessionFormatVersion
 		p.header, p.pending = want, true
 		return nil
@@ -623,4 +623,11 @@ func withReadConn(url string, opts []PostgresOption, read func(ctx context.Conte
 	}
 	defer p.conn.Close(context.Background())
 	return read(ctx, p)
+}
+
+// unwritten implements seedWriter.
+func (p *Postgres) unwritten() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pending
 }

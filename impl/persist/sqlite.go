@@ -291,8 +291,8 @@ func initSQLite(db *sql.DB) error {
 
 func (s *SQLite) loadHeader(want Header) error {
 	h, err := readSQLiteHeader(s.db, want.ID)
-	if errors.Is(err, sql.ErrNoRows) && want.SeedLength != nil && *want.SeedLength > 0 {
-		// A fork child: Fork writes its row with its events (STORE-14).
+	if errors.Is(err, sql.ErrNoRows) && forkChild(want) {
+		// A fork child (its header names a parent): Fork writes its row with its events (STORE-14).
 		want.Version = SessionFormatVersion
 		s.header, s.pending = want, true
 		return nil
@@ -748,4 +748,11 @@ func (r *SQLiteReader) Close() error {
 		return nil
 	}
 	return r.db.Close()
+}
+
+// unwritten implements seedWriter.
+func (s *SQLite) unwritten() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pending
 }

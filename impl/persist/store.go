@@ -274,12 +274,15 @@ func (s *Session) Close(ctx context.Context) error {
 }
 
 // Fork forks src at boundary (SURF-24) into dst, which must be a new,
-// empty store: its header should name src as ParentSession, and its
-// SeedLength, when set, must be boundary+1 (Fork sets it when it is not).
-// The stores of this package write the child whole or not at all
-// (STORE-14): open a JSONL child with SeedLength set and its file does
-// not exist until the fork is complete; a SQLite or Postgres child's
-// session row and events are one transaction. A fork refused before it
+// empty store whose header names src as ParentSession; its SeedLength,
+// when set, must be boundary+1 (Fork always writes it). A store of this
+// package opened without a parent session is refused (persist.conflict):
+// it was created empty at once. The stores of this package write
+// the child whole or not at all (STORE-14): a store opened with a header
+// naming a parent session (or promising inherited events) writes nothing
+// until Fork writes its header and inherited events in one step (a JSONL
+// file linked into place, one SQLite or Postgres transaction), so a fork
+// killed or refused leaves no child, never an empty one. A fork refused before it
 // writes (fork.open_turn, fork.boundary_out_of_range) leaves nothing. A
 // Store of another package gets the events in one Append. When ctx ends
 // before the child is complete, Fork fails with persist.cancelled and
@@ -326,8 +329,15 @@ func fork(ctx context.Context, src *Session, boundary int64, dst Store, opts []s
 		return nil, event.Errorf(event.CodePersistConflict, -1, "the fork target's header promises %d inherited events; a fork at %d inherits %d", *h.SeedLength, boundary, n)
 	}
 	h.SeedLength = &n
+	if h.ParentSession == "" {
+		h.ParentSession = src.Store.Header().ID
+	}
 	if err := attach(dst); err != nil {
 		return nil, err
+	}
+	if sw, ok := dst.(seedWriter); ok && !sw.unwritten() {
+		detach(dst)
+		return nil, event.Errorf(event.CodePersistConflict, -1, "the fork target %q was opened with a header that names no parent session, so it was created empty at once, and a fork stopped midway would leave that empty session looking whole: open the target with Header.ParentSession set", h.ID)
 	}
 	if sw, ok := dst.(seedWriter); ok {
 		err = sw.writeSeed(ctx, h, s.Events())
@@ -349,6 +359,9 @@ func fork(ctx context.Context, src *Session, boundary int64, dst Store, opts []s
 // step (STORE-14).
 type seedWriter interface {
 	writeSeed(ctx context.Context, h Header, events []event.Event) error
+	// unwritten says whether the store is a fork child not written yet
+	// (forkChild): nothing of it exists until writeSeed.
+	unwritten() bool
 }
 
 // forkHook, when set (by the fork kill test), is called after each
@@ -369,12 +382,29 @@ func checkHeader(h *Header) error {
 }
 
 // CheckSeedLength is persist.fork_incomplete when h promises more
-// inherited events than the n a store holds (STORE-14).
+// inherited events than the n a store holds (STORE-14), and when h names
+// a parent session without a seedLength and the store holds no event: a
+// fork inherits at least its boundary's turn/end, so such a child is one
+// whose fork never wrote it (a writer older than STORE-14's rule, or
+// another implementation, created the header first).
 func CheckSeedLength(h Header, n int) error {
 	if h.SeedLength != nil && int64(n) < *h.SeedLength {
 		return event.Errorf(event.CodePersistForkIncomplete, -1, "session %q is a fork child whose header promises %d inherited events, and it holds %d: the fork that wrote it did not finish", h.ID, *h.SeedLength, n)
 	}
+	if h.SeedLength == nil && h.ParentSession != "" && n == 0 {
+		return event.Errorf(event.CodePersistForkIncomplete, -1, "session %q names parent session %q and holds no event: a fork inherits at least its boundary, so the fork that wrote it did not finish", h.ID, h.ParentSession)
+	}
 	return nil
+}
+
+// forkChild says whether a store opened with h, and not holding the
+// session yet, is a fork child: its header names a parent session or
+// promises inherited events. Such a store writes nothing until Fork
+// writes it whole, header (with seedLength) and inherited events in one
+// step (STORE-14): a fork killed or refused leaves no child, never an
+// empty one that looks whole.
+func forkChild(h Header) bool {
+	return h.ParentSession != "" || h.SeedLength != nil && *h.SeedLength > 0
 }
 
 // bare is err without the path an *os.PathError names: for errors on

@@ -96,7 +96,7 @@ func header(t testing.TB, name string) persist.Header {
 	defer seqID.Unlock()
 	seqID.n++
 	id := strings.NewReplacer("/", "-", " ", "-").Replace(fmt.Sprintf("%s-%d", t.Name(), seqID.n))
-	return persist.Header{ID: id, CreatedAt: 1767225600000, Cwd: "/work", ParentSession: name}
+	return persist.Header{ID: id, CreatedAt: 1767225600000, Cwd: "/work/" + name}
 }
 
 func open(t testing.TB, f Factory, h persist.Header) persist.Store {
@@ -181,7 +181,7 @@ func roundTrip(t *testing.T, f Factory) {
 	}
 	st = open(t, f, h)
 	defer st.Close(context.Background())
-	if got := st.Header(); got.ID != h.ID || got.CreatedAt != h.CreatedAt || got.Cwd != h.Cwd || got.ParentSession != h.ParentSession {
+	if got := st.Header(); got.ID != h.ID || got.CreatedAt != h.CreatedAt || got.Cwd != h.Cwd || got.ParentSession != h.ParentSession || got.SeedLength != nil {
 		t.Errorf("header %+v, want %+v", got, h)
 	}
 	if got, want := wire(t, st.Events()), wire(t, written); !slices.Equal(got, want) {
