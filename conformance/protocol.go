@@ -146,7 +146,15 @@ type Exec struct {
 	hello *Hello
 	mu    sync.Mutex
 	pid   atomic.Int64 // the running testee's pid (its group's id), 0 when none
+	// pmu orders starts against Stop: once stopped is set, a testee
+	// started (a restart under way as the signal came) is killed at once
+	// and no later one starts, so nothing the runner started outlives it.
+	pmu     sync.Mutex
+	stopped bool
 }
+
+// errStopped is the error of a start after Stop.
+var errStopped = errors.New("the runner is stopping: no testee is started")
 
 // errTimeout is in the error of a request the testee did not answer in
 // time (the runner counts them to stop a hopeless run).
@@ -175,9 +183,17 @@ func (x *Exec) start() error {
 	if err != nil {
 		return err
 	}
+	x.pmu.Lock()
+	if x.stopped {
+		x.pmu.Unlock()
+		return errStopped
+	}
 	if err := cmd.Start(); err != nil {
+		x.pmu.Unlock()
 		return fmt.Errorf("start testee: %w", err)
 	}
+	x.pid.Store(int64(cmd.Process.Pid))
+	x.pmu.Unlock()
 	lines := make(chan []byte, 16)
 	go func() {
 		r := bufio.NewReaderSize(stdout, 1<<16)
@@ -193,7 +209,6 @@ func (x *Exec) start() error {
 		}
 	}()
 	x.cmd, x.stdin, x.lines = cmd, stdin, lines
-	x.pid.Store(int64(cmd.Process.Pid))
 	h := Hello{}
 	if err := x.roundTripWithin(Request{Type: "hello", Protocol: ProtocolVersion}, &h, x.startTimeout()); err != nil {
 		x.kill()
@@ -223,8 +238,15 @@ func (x *Exec) kill() {
 // It does not wait for a request in flight (it takes no lock), so a
 // runner can call it from a signal handler while a request hangs; the
 // request then fails and the Exec is left with no testee.
+//
+// After Stop, the Exec starts no testee: a restart under way is refused
+// (or, if its process already started, that process is the one Stop
+// signals), so a runner exiting after Stop leaves no testee behind.
 func (x *Exec) Stop(sig os.Signal, grace time.Duration) {
+	x.pmu.Lock()
+	x.stopped = true
 	pid := int(x.pid.Load())
+	x.pmu.Unlock()
 	if pid <= 0 {
 		return
 	}
@@ -350,10 +372,11 @@ func (x *Exec) Close() error {
 		select {
 		case <-done:
 		case <-time.After(2 * time.Second):
-			signalGroup(x.cmd.Process.Pid, os.Kill)
 			x.cmd.Process.Kill()
 			<-done
 		}
+		// What the testee started and left running ends with it.
+		signalGroup(x.cmd.Process.Pid, os.Kill)
 		x.pid.Store(0)
 		x.cmd = nil
 	}
