@@ -183,7 +183,7 @@ func TestValidateExitCodes(t *testing.T) {
 		{[]string{"--session", "nobody", oneSession}, 2, `no session "nobody"`},
 		{[]string{"--session", "only", oneSession}, 0, `session "only": OK 0 events`},
 		{[]string{emptyDB}, 2, "no sessions"},
-		{[]string{emptyFile}, 2, "empty"},
+		{[]string{emptyFile}, 1, "persist.not_a_session: the file is empty"},
 		{[]string{config}, 1, "persist.not_a_session"},
 		{[]string{good, filepath.Join(dir, "missing.jsonl")}, 2, "OK"},
 		{[]string{}, 2, "usage"},

@@ -22,7 +22,7 @@ import (
 // Exit status of validate (STORE-12).
 const (
 	validOK      = 0 // every log is valid
-	validInvalid = 1 // a log breaks a rule
+	validInvalid = 1 // a log breaks a rule or is not a session log (an empty file included)
 	validInput   = 2 // usage or input error: missing file, unknown session, empty database
 )
 
@@ -108,8 +108,8 @@ func (v *validator) validatePath(path string) int {
 	n, _ := io.ReadFull(f, magic)
 	if n == 0 {
 		f.Close()
-		fmt.Fprintf(stdout, "%s: ERROR the file is empty: no session to check\n", path)
-		return validInput
+		fmt.Fprintf(stdout, "%s: INVALID persist.not_a_session: the file is empty: a session log begins with its header line\n", path)
+		return validInvalid
 	}
 	if bytes.Equal(magic[:n], []byte("SQLite format 3\x00")) {
 		f.Close()
@@ -152,7 +152,7 @@ func (v *validator) validatePath(path string) int {
 	}
 	note := ""
 	if torn > 0 {
-		note = fmt.Sprintf(" (a torn last line of %d bytes, from a crash during a write: the next writer quarantines and cuts it)", torn)
+		note = fmt.Sprintf(" (a torn last line of %d bytes, from a crash during a write: the next writer copies it to %s and cuts it)", torn, persist.QuarantineName(path, size-torn))
 	}
 	return v.checkLog(path, events, note)
 }

@@ -11,8 +11,15 @@
 // vocabulary before it is written. An event that cannot be converted is
 // reported with its code (convert.not_convertible) and seq.
 //
-// Exit status: 0 converted, 1 the log is invalid or cannot be converted,
-// 2 usage or input error.
+// IN is checked by the rules of its own vocabulary first: an input that
+// breaks one is INVALID with that rule's code (the input's fault), never
+// convert.not_convertible. A torn last line of IN (a crash during a
+// write) is not converted, and the report says so.
+//
+// Exit status (the same table as conformance validate, docs/cli.md): 0
+// converted; 1 the input breaks a rule, is not a session log (an empty
+// file included) or cannot be converted; 2 usage, or an input that cannot
+// be read or an output that cannot be written.
 package main
 
 import (
@@ -30,6 +37,7 @@ import (
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/persist"
 	"github.com/surfacelog/surface/impl/released"
+	"github.com/surfacelog/surface/impl/session"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -60,38 +68,79 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var data []byte
 	var n int
 	var err error
+	var torn int64
 	if *to == "released" {
-		data, n, err = toReleased(in, opts, *zstd)
+		data, n, torn, err = toReleased(in, opts, *zstd)
 	} else {
 		data, n, err = toB736(in, *sessionID, opts)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "sessionconvert: %s: %v\n", in, err)
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, event.CodePersistIO) {
+		var bad inputError
+		switch {
+		case errors.As(err, &bad):
+			fmt.Fprintf(stderr, "sessionconvert: %s: INVALID (the input breaks a rule; nothing was converted): %v\n", in, bad.err)
+			return 1
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, event.CodePersistIO):
+			fmt.Fprintf(stderr, "sessionconvert: %s: ERROR %v\n", in, err)
 			return 2
+		}
+		if errors.Is(err, event.CodeConvertNotConvertible) {
+			fmt.Fprintf(stderr, "sessionconvert: %s: CANNOT CONVERT %v\n", in, err)
+		} else {
+			fmt.Fprintf(stderr, "sessionconvert: %s: INVALID %v\n", in, err)
 		}
 		return 1
 	}
 	if err := writeNew(out, data); err != nil {
-		fmt.Fprintf(stderr, "sessionconvert: %v\n", err)
+		fmt.Fprintf(stderr, "sessionconvert: %s: ERROR cannot write it: %v\n", out, bareCause(err))
 		return 2
 	}
-	fmt.Fprintf(stdout, "%s: %d events converted to the %s vocabulary\n", out, n, *to)
+	note := ""
+	if torn > 0 {
+		note = fmt.Sprintf(" (the input's torn last line of %d bytes, from a crash during a write, was not converted: no writer acknowledged it)", torn)
+	}
+	fmt.Fprintf(stdout, "%s: %d events converted to the %s vocabulary%s\n", out, n, *to, note)
 	return 0
 }
 
-// toReleased reads a JSONL file of this library and returns the released file.
-func toReleased(in string, o convert.Options, compressed bool) ([]byte, int, error) {
-	h, events, _, err := persist.ReadJSONL(in)
+// inputError is an input that was read and breaks a rule of its own
+// vocabulary: the input's fault, not the conversion's (exit status 1).
+type inputError struct{ err error }
+
+func (e inputError) Error() string { return e.err.Error() }
+func (e inputError) Unwrap() error { return e.err }
+
+// bareCause is err without the name of a temporary file an
+// *fs.PathError carries: the user named the output, not it.
+func bareCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// toReleased reads a JSONL file of this library, checks it by this
+// library's rules (a resume's: STORE-3, STORE-14), and returns the
+// released file, its number of events and the length of a torn last line
+// of the input, which is not converted.
+func toReleased(in string, o convert.Options, compressed bool) ([]byte, int, int64, error) {
+	h, events, torn, err := persist.ReadJSONL(in)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
+	}
+	if err := persist.CheckSeedLength(h, len(events)); err != nil {
+		return nil, 0, 0, inputError{err}
+	}
+	if _, err := session.Seed(events); err != nil {
+		return nil, 0, 0, inputError{err}
 	}
 	rel, err := convert.ToReleased(h.ID, events, o)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	data, err := released.Encode(convert.HeaderToReleased(h), [][]event.Event{rel}, compressed)
-	return data, len(rel), err
+	return data, len(rel), torn, err
 }
 
 // toB736 reads a released file or database and returns this library's JSONL.
@@ -111,7 +160,7 @@ func toB736(in, sessionID string, o convert.Options) ([]byte, int, error) {
 	}
 	s, err := released.Check(l)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, inputError{err}
 	}
 	h, err := convert.HeaderFromReleased(l.Header, o)
 	if err != nil {

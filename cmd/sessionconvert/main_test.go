@@ -204,3 +204,53 @@ func TestConvertSamples(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorsNameTheInputsFault: what sessionconvert says and its exit
+// status for inputs at fault (one exit-status table with validate,
+// docs/cli.md; TestValidateExitCodes has the same files): an input breaking a rule is INVALID
+// with the input's own code, never convert.not_convertible; an empty file
+// is not a session log (1, as validate); a torn last line is reported,
+// not dropped without a word; a missing output directory is named by the
+// output's name, never a temporary file's; a cause is said once.
+func TestErrorsNameTheInputsFault(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	header := `{"type":"session","version":0,"id":"c","createdAt":1}` + "\n"
+	turn := `{"seq":0,"time":1,"type":"turn/start","data":{"turn":1,"trigger":{"kind":"message"}}}` + "\n"
+	cases := []struct {
+		name, in, out string
+		code          int
+		want, not     []string
+	}{
+		{"breaks a rule", file("invalid.jsonl", header+`{"seq":0,"time":1,"type":"user/message","data":{"content":[],"source":{"kind":"user"}}}`+"\n"), "o1.jsonl", 1,
+			[]string{"INVALID", "surface.op_missing"}, []string{"not_convertible"}},
+		{"short child", file("short.jsonl", `{"type":"session","version":0,"id":"c","createdAt":1,"parentSession":"p","seedLength":2}`+"\n"+turn), "o2.jsonl", 1,
+			[]string{"INVALID", "persist.fork_incomplete"}, nil},
+		{"empty", file("empty.jsonl", ""), "o3.jsonl", 1, []string{"INVALID", "persist.not_a_session"}, nil},
+		{"torn tail", file("torn.jsonl", header+turn+`{"seq":1,"ti`), "o4.jsonl", 0, []string{"torn last line of 12 bytes", "not converted"}, nil},
+		{"no output directory", filepath.Join(dir, "torn.jsonl"), filepath.Join("nodir", "o5.jsonl"), 2, []string{"nodir/o5.jsonl", "no such file or directory"}, []string{".sessionconvert-"}},
+		{"missing input", filepath.Join(dir, "missing.jsonl"), "o6.jsonl", 2, []string{"missing.jsonl: no such file or directory"}, []string{"missing.jsonl: open"}},
+	}
+	for _, c := range cases {
+		code, out := call("-to", "released", c.in, filepath.Join(dir, c.out))
+		if code != c.code {
+			t.Errorf("%s: exit %d, want %d:\n%s", c.name, code, c.code, out)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: the report does not say %q:\n%s", c.name, w, out)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(out, n) {
+				t.Errorf("%s: the report says %q:\n%s", c.name, n, out)
+			}
+		}
+	}
+}

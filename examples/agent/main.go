@@ -188,12 +188,18 @@ func (a *agent) keepUnderBudget(prompt int64) {
 	if s.Tokens() <= budget {
 		return
 	}
-	for _, seq := range compaction.ProposePrunes(s, 150, nil) {
+	before := s.Tokens()
+	pruned := compaction.ProposePrunes(s, 40, nil)
+	for _, seq := range pruned {
 		if _, err := compaction.PruneToolResult(s, seq, text("[pruned: the model has read this]")); err != nil {
 			log.Fatal(err)
 		}
 	}
-	fmt.Printf("   pruned answered tool results: %d tokens\n", s.Tokens())
+	if len(pruned) > 0 {
+		fmt.Printf("   pruned %d answered tool results: %d -> %d tokens\n", len(pruned), before, s.Tokens())
+	} else {
+		fmt.Printf("   no answered tool result worth pruning: %d tokens\n", before)
+	}
 	if s.Tokens() <= budget {
 		return
 	}

@@ -189,6 +189,14 @@ func (j *JSONL) load() error {
 	return nil
 }
 
+// QuarantineName is the file beside path to which a writer copies a
+// torn last line that begins at offset before it cuts it off (STORE-8):
+// PATH.torn-OFFSET (with .2, .3, ... after it when that name holds other
+// bytes).
+func QuarantineName(path string, offset int64) string {
+	return path + ".torn-" + strconv.FormatInt(offset, 10)
+}
+
 // quarantineTorn copies a torn tail found by load beside the file
 // (STORE-8). OpenJSONL calls it once the file is known to hold the
 // session asked for: nothing is written beside a file that is not.
@@ -209,7 +217,7 @@ func (j *JSONL) quarantineTorn() error {
 // name that holds the same bytes (a second open of the same torn file) is
 // reused, a name that holds other bytes is skipped.
 func quarantine(path string, offset int64, torn []byte) (string, error) {
-	base := path + ".torn-" + strconv.FormatInt(offset, 10)
+	base := QuarantineName(path, offset)
 	for n := 1; n <= 1000; n++ {
 		name := base
 		if n > 1 {

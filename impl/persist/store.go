@@ -419,7 +419,15 @@ func bare(err error) error {
 
 func ioError(err error, format string, args ...any) *event.Error {
 	e := event.Errorf(event.CodePersistIO, -1, format, args...)
-	e.Detail += ": " + err.Error()
+	// format names the operation and the path: of an *fs.PathError, only
+	// its cause is added, so a cause is never said twice ("open X: open
+	// X: ...").
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		e.Detail += ": " + pe.Err.Error()
+	} else {
+		e.Detail += ": " + err.Error()
+	}
 	e.Cause = err
 	return e
 }

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// TestReportAgreesWithObserver: what the example prints per turn (prunes,
+// compactions) adds up to what its observer recorded after the resume,
+// so the narration cannot claim a prune or a compaction that did not
+// happen, or hide one that did.
+func TestReportAgreesWithObserver(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the example")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "agent")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "-dir", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the example failed: %v\n%s", err, out)
+	}
+	pruned := 0
+	for _, m := range regexp.MustCompile(`pruned (\d+) answered tool results: (\d+) -> (\d+) tokens`).FindAllSubmatch(out, -1) {
+		n, _ := strconv.Atoi(string(m[1]))
+		before, _ := strconv.Atoi(string(m[2]))
+		after, _ := strconv.Atoi(string(m[3]))
+		if n == 0 || after >= before {
+			t.Errorf("a prune line that says nothing was saved: %s", m[0])
+		}
+		pruned += n
+	}
+	compacted := len(regexp.MustCompile(`compacted \d+ nodes into a summary`).FindAll(out, -1))
+	m := regexp.MustCompile(`observed after the resume: .* (\d+) prunes, (\d+) compactions committed`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("no observer summary:\n%s", out)
+	}
+	if got, _ := strconv.Atoi(string(m[1])); got != pruned {
+		t.Errorf("the turns report %d prunes, the observer %d:\n%s", pruned, got, out)
+	}
+	if got, _ := strconv.Atoi(string(m[2])); got != compacted {
+		t.Errorf("the turns report %d compactions, the observer %d:\n%s", compacted, got, out)
+	}
+	if pruned == 0 || compacted == 0 {
+		t.Errorf("the example shows %d prunes and %d compactions: it should show both:\n%s", pruned, compacted, out)
+	}
+}
