@@ -40,9 +40,12 @@
 (* log[s + 1].                                                             *)
 (*                                                                         *)
 (* Bug plants one deliberately wrong edit ("none" in the real configs):    *)
-(* the invariants must catch each (MCBug*.cfg, tla/explore). Seven of them *)
+(* the invariants must catch each (MCBug*.cfg, tla/explore). Ten of them   *)
 (* break an operator an action and its operational check share; only the  *)
-(* declarative restatements (the *Decl invariants) catch those.            *)
+(* declarative restatements (the *Decl invariants) catch those. Some sit   *)
+(* at the edge of an invariant (a second compaction end, an end one event *)
+(* late, one open call): an invariant weakened at that edge misses them    *)
+(* (tla/explore: TestTLCNoticesWeakenedInvariants).                        *)
 (*                                                                         *)
 (* The Go bounded explorer (tla/explore) implements these same actions,    *)
 (* checks the same invariants against model/, and must find exactly the    *)
@@ -209,7 +212,12 @@ AppendCall(c) == c \in Pending(log) /\ Offer(Ev("call", NoOp, {}, c))
 AppendResult(c) == c \in Pending(log) /\ Offer(Ev("result", AppendOp, {}, c))
 TurnStart == ~OpenTurn(log) /\ Offer(Ev("tstart", NoOp, {}, 0))
 TurnEnd == OpenTurn(log) /\ Offer(Ev("tend", NoOp, {}, 0))
-StepStart == OpenTurn(log) /\ ~StepOpen(log) /\ Offer(Ev("sstart", NoOp, {}, 0))
+StepStart ==
+    /\ \/ OpenTurn(log)
+       \/ /\ Bug = "step_in_ended_turn" /\ Len(log) > 0 /\ log[Len(log)].t = "tend"
+          /\ ~\E i \in TurnStartAt(log) + 1..Len(log) : log[i].t = "sstart" /\ \A k \in i + 1..Len(log) : log[k].t # "send"
+    /\ ~StepOpen(log)
+    /\ Offer(Ev("sstart", NoOp, {}, 0))
 StepEnd == StepOpen(log) /\ Offer(Ev("send", NoOp, {}, 0))
 
 (* A replace naming surface positions i and j, in either order, whose
@@ -243,8 +251,13 @@ CompactCommit(i, j) ==
     /\ BalancedCut(log, surface, i - 1) /\ BalancedCut(log, surface, j)
     /\ i > LastProviderCompaction(log, surface) \/ Bug = "summary_over_provider_compaction"
     /\ LET e == Ev("summary", ReplaceOp(surface[i], surface[j]), Range(SubSeq(surface, i, j)), 0)
-       IN /\ log' = log \o (IF Bug = "commit_keeps_lock" THEN <<e>> ELSE <<e, Ev("cend", NoOp, {}, 0)>>)
-          /\ surface' = Apply(surface, e, Len(log))
+       IN /\ log' = log \o (CASE Bug = "commit_keeps_lock" -> <<e>>
+                               [] Bug = "commit_ends_twice" -> <<e, Ev("cend", NoOp, {}, 0), Ev("cend", NoOp, {}, 0)>>
+                               [] Bug = "commit_end_late" -> <<e, Ev("user", AppendOp, {}, 0), Ev("cend", NoOp, {}, 0)>>
+                               [] OTHER -> <<e, Ev("cend", NoOp, {}, 0)>>)
+          /\ surface' = IF Bug = "commit_end_late"
+                        THEN Append(Apply(surface, e, Len(log)), Len(log) + 1)
+                        ELSE Apply(surface, e, Len(log))
           /\ shadowed' = shadowed \cup Range(SubSeq(surface, i, j))
           /\ UNCHANGED crashed
 CompactAbort ==

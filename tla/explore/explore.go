@@ -64,7 +64,8 @@ var Bugs = []string{
 	"append_without_marker", "reversed_range", "repair_closes_nothing", "closers_reversed", "close_shadowed_call",
 	"commit_without_lock", "commit_keeps_lock", "abort_leaves_summary", "balanced_with_one_open",
 	"step_crosses_turns", "step_end_keeps_calls", "result_clears_first_registration",
-	"summary_over_provider_compaction",
+	"summary_over_provider_compaction", "commit_ends_twice", "commit_end_late",
+	"step_in_ended_turn",
 }
 
 // Options deliberately break the explorer itself, to show that its checks
@@ -222,7 +223,28 @@ func (x *explorer) next(s *State) ([]transition, string) {
 	if open {
 		offer("TurnEnd", ev("tend", noOp, nil, 0))
 	}
-	if open && !x.stepOpen(l) {
+	// step_in_ended_turn: a step start is also accepted right after a
+	// turn's end that left no step open (the check takes the turn just
+	// ended for an open one).
+	inTurn := open
+	if x.cfg.Bug == "step_in_ended_turn" && len(l) > 0 && l[len(l)-1].T == "tend" {
+		from := 0 // TurnStartAt: the index after the last turn start
+		for k := range l {
+			if l[k].T == "tstart" {
+				from = k + 1
+			}
+		}
+		unended := false
+		for k := from; k < len(l); k++ {
+			if l[k].T == "sstart" {
+				unended = true
+			} else if l[k].T == "send" {
+				unended = false
+			}
+		}
+		inTurn = !unended
+	}
+	if inTurn && !x.stepOpen(l) {
 		offer("StepStart", ev("sstart", noOp, nil, 0))
 	}
 	if x.stepOpen(l) {
@@ -290,12 +312,19 @@ func (x *explorer) next(s *State) ([]transition, string) {
 			slices.Sort(src)
 			e := ev("summary", Op{Kind: "replace", Start: s.Surface[i-1], End: s.Surface[j-1]}, src, 0)
 			written := []Event{e, ev("cend", noOp, nil, 0)}
-			if x.cfg.Bug == "commit_keeps_lock" {
+			surface := x.apply(s.Surface, e, int64(len(l)))
+			switch x.cfg.Bug {
+			case "commit_keeps_lock":
 				written = written[:1]
+			case "commit_ends_twice":
+				written = append(written, ev("cend", noOp, nil, 0))
+			case "commit_end_late":
+				written = []Event{e, ev("user", appendOp, nil, 0), ev("cend", noOp, nil, 0)}
+				surface = append(surface, int64(len(l)+1))
 			}
 			to := State{
 				Log:      append(slices.Clone(l), written...),
-				Surface:  x.apply(s.Surface, e, int64(len(l))),
+				Surface:  surface,
 				Shadowed: union(s.Shadowed, s.Surface[i-1:j]),
 			}
 			if x.crossCheck() && disagreement == "" && !x.model.valid(to.Log) {

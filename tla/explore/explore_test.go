@@ -122,6 +122,7 @@ func declarative(name string) bool { return strings.HasSuffix(name, "Decl") }
 var bugsOnlyDeclarativeCatch = []string{
 	"commit_without_lock", "commit_keeps_lock", "abort_leaves_summary", "balanced_with_one_open",
 	"step_crosses_turns", "step_end_keeps_calls", "result_clears_first_registration",
+	"commit_ends_twice", "commit_end_late", "step_in_ended_turn",
 }
 
 // TestDeclarativeChecksAreNeeded: each bug in bugsOnlyDeclarativeCatch
