@@ -34,7 +34,7 @@ for arg in "$@"; do
   module=.
   pkg=$arg
   case "$arg" in *:*) module=${arg%%:*}; pkg=${arg#*:};; esac
-  name=$(echo "$module/$pkg" | sed 's,^\./,,; s,/\./,/,g; s,/,_,g')
+  name=$(echo "$module/$pkg" | sed 's,\./,,g; s,^/*,,; s,/,_,g')
   log="$out/$name.log"
   (cd "$root/$module" && timeout "$budget" "$g" unleash --workers 1 --timeout-coefficient 5 "${diff[@]}" -o "$out/$name.json" "$pkg" >"$log" 2>&1)
   rc=$?

@@ -7,7 +7,10 @@
 //	go run ./cmd/benchreport -svg bench.svg [-before old.txt] < bench.txt
 //
 // With -before, the impl figures of an earlier version's run of the same
-// benchmarks go beside the current ones.
+// benchmarks go beside the current ones. With -readme README.md, the run
+// on stdin (written by scripts/bench-readme.sh, which names its commit
+// and date) becomes the README's performance section, between its
+// benchreport markers.
 package main
 
 import (
@@ -246,7 +249,11 @@ func svg(w io.Writer, ps []point) {
 func main() {
 	out := flag.String("svg", "", "write the plot to this SVG file")
 	before := flag.String("before", "", "benchmark output of an earlier version: its impl figures go beside the current ones")
+	readme := flag.String("readme", "", "rewrite this README's performance section (between its benchreport markers) from the run on stdin (scripts/bench-readme.sh)")
 	flag.Parse()
+	if *readme != "" {
+		os.Exit(readmeMain(*readme, os.Stdin))
+	}
 	ps := parse(os.Stdin, false)
 	if *before != "" {
 		f, err := os.Open(*before)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/surfacelog/surface/impl/persist"
 	"github.com/surfacelog/surface/internal/traffic"
@@ -43,6 +44,33 @@ func BenchmarkValidate(b *testing.B) {
 					b.Fatalf("validate exited %d", code)
 				}
 			}
+		})
+		// Interleaved: per operation a resume, then validate of the same
+		// file; their ratio is STORE-12's figure (at most 1.5x).
+		b.Run(fmt.Sprintf("%d/interleaved", n), func(b *testing.B) {
+			var tr, tv time.Duration
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				st, err := persist.OpenJSONL(context.Background(), path, persist.Header{ID: "v"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				s, _, err := persist.Resume(context.Background(), st)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = s.Messages()
+				s.Close(context.Background())
+				t1 := time.Now()
+				if code := validateCmd([]string{"--progress", "never", path}, io.Discard, io.Discard); code != 0 {
+					b.Fatalf("validate exited %d", code)
+				}
+				tv += time.Since(t1)
+				tr += t1.Sub(t0)
+			}
+			b.ReportMetric(float64(tr.Nanoseconds())/float64(b.N), "resume-ns/op")
+			b.ReportMetric(float64(tv.Nanoseconds())/float64(b.N), "validate-ns/op")
+			b.ReportMetric(float64(tv)/float64(tr), "validate/resume")
 		})
 		b.Run(fmt.Sprintf("%d/resume", n), func(b *testing.B) {
 			b.ReportAllocs()
