@@ -75,8 +75,26 @@ func parseRun(r io.Reader) (run, error) {
 }
 
 // ratioUnit is a metric that is the ratio of two ways of doing one thing,
-// measured interleaved in one loop ("strict/loose", "resume/floor").
-var ratioUnit = regexp.MustCompile(`^[A-Za-z]+/[A-Za-z]+$`)
+// measured interleaved in one loop ("strict/loose", "resume/floor"), not
+// a quantity per something ("ns/op", "B/op", "ns/node").
+var ratioUnit = regexp.MustCompile(`^[a-z]+/[a-z]+$`)
+
+func isRatio(unit string) bool {
+	if !ratioUnit.MatchString(unit) {
+		return false
+	}
+	switch unit[strings.IndexByte(unit, '/')+1:] {
+	case "op", "node", "s", "msg", "turn", "event":
+		return false
+	}
+	return true
+}
+
+// isTime says whether a metric is a time per something, in ns or µs, that
+// goes beside a ratio ("loose-ns/op", "group-µs/turn").
+func isTime(unit string) bool {
+	return strings.Contains(unit, "-ns/") || strings.Contains(unit, "-µs/")
+}
 
 // sectionText is the README's performance figures from one run.
 func sectionText(r run) string {
@@ -88,16 +106,31 @@ func sectionText(r run) string {
 	b.WriteString("| benchmark | ratio | figures |\n|---|---|---|\n")
 	for _, res := range r.results {
 		for _, u := range res.order {
-			if !ratioUnit.MatchString(u) {
+			if !isRatio(u) {
 				continue
 			}
 			var figs []string
 			for _, o := range res.order {
-				if strings.HasSuffix(o, "-ns/op") || strings.HasSuffix(o, "-ns/msg") || strings.HasSuffix(o, "-µs/turn") || strings.HasSuffix(o, "-cpu-ns/op") {
+				if isTime(o) {
 					figs = append(figs, fmt.Sprintf("%s %s", figure(res.metrics[o], o), o))
 				}
 			}
 			fmt.Fprintf(&b, "| `%s` | %s: %.2fx | %s |\n", res.name, u, res.metrics[u], strings.Join(figs, ", "))
+		}
+	}
+	// Costs per unit of work other than an operation ("ns/node").
+	var per []string
+	for _, res := range r.results {
+		for _, u := range res.order {
+			if strings.HasPrefix(u, "ns/") && u != "ns/op" {
+				per = append(per, fmt.Sprintf("| `%s` | %s per %s |\n", res.name, figure(res.metrics[u], u), strings.TrimPrefix(u, "ns/")))
+			}
+		}
+	}
+	if len(per) > 0 {
+		b.WriteString("\nCosts per unit of work:\n\n| benchmark | cost |\n|---|---|\n")
+		for _, row := range per {
+			b.WriteString(row)
 		}
 	}
 	// Growth with the session's size: the implementation alone.
@@ -143,6 +176,9 @@ func short(commit string) string {
 
 // figure writes a figure in its unit: nanoseconds as ns, µs, ms or s.
 func figure(v float64, unit string) string {
+	if strings.Contains(unit, "µs") {
+		v, unit = v*1e3, "ns"
+	}
 	if !strings.Contains(unit, "ns") {
 		return strconv.FormatFloat(v, 'g', 3, 64)
 	}
