@@ -262,26 +262,41 @@ func JSNumber(lit []byte) string {
 
 // UsageTokens reads the output tokens an assistant/message's data records
 // in its usage object (outputTokens, output_tokens or completion_tokens, a
-// whole number); ok is false when it records none. A provider's own count
-// beats any estimate.
+// whole number, or a string holding one); ok is false when it records
+// none. A provider's own count beats any estimate. data is an event's
+// data as the log keeps it (compact, no member repeated); it is read in
+// place, without encoding/json.
 func UsageTokens(data []byte) (int, bool) {
 	u, ok := event.ObjectMember(data, "usage")
-	if !ok {
+	if !ok || len(u) < 2 || u[0] != '{' {
 		return 0, false
 	}
-	var raw map[string]json.RawMessage
-	if json.Unmarshal(u, &raw) != nil {
-		return 0, false
-	}
-	for _, k := range []string{"outputTokens", "output_tokens", "completion_tokens"} {
-		var n json.Number
-		if v, ok := raw[k]; ok && json.Unmarshal(v, &n) == nil {
-			if i, err := n.Int64(); err == nil && i >= 0 {
-				return int(i), true
+	for _, k := range [...]string{"outputTokens", "output_tokens", "completion_tokens"} {
+		if v, ok := event.ObjectMember(u, k); ok {
+			if n, ok := wholeNumber(v); ok {
+				return n, true
 			}
 		}
 	}
 	return 0, false
+}
+
+// wholeNumber reads a JSON value as encoding/json's Number.Int64 would:
+// a plain integer literal (or a string holding one) that fits an int64
+// and is not negative.
+func wholeNumber(v []byte) (int, bool) {
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		var s string
+		if json.Unmarshal(v, &s) != nil || !json.Valid([]byte(s)) || len(s) == 0 || !isNumberByte(s[0]) {
+			return 0, false
+		}
+		v = []byte(s)
+	}
+	i, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil || i < 0 || int64(int(i)) != i {
+		return 0, false
+	}
+	return int(i), true
 }
 
 // Tokens is the token count of node e's message m: the output tokens its
