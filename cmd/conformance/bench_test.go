@@ -40,9 +40,7 @@ func BenchmarkValidate(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(fi.Size())
 			for i := 0; i < b.N; i++ {
-				if code := validateCmd([]string{"--progress", "never", path}, io.Discard, io.Discard); code != 0 {
-					b.Fatalf("validate exited %d", code)
-				}
+				validateOnce(b, path)
 			}
 		})
 		// Interleaved: per operation a resume, then validate of the same
@@ -51,20 +49,9 @@ func BenchmarkValidate(b *testing.B) {
 			var tr, tv time.Duration
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
-				st, err := persist.OpenJSONL(context.Background(), path, persist.Header{ID: "v"})
-				if err != nil {
-					b.Fatal(err)
-				}
-				s, _, err := persist.Resume(context.Background(), st)
-				if err != nil {
-					b.Fatal(err)
-				}
-				_ = s.Messages()
-				s.Close(context.Background())
+				resumeOnce(b, path)
 				t1 := time.Now()
-				if code := validateCmd([]string{"--progress", "never", path}, io.Discard, io.Discard); code != 0 {
-					b.Fatalf("validate exited %d", code)
-				}
+				validateOnce(b, path)
 				tv += time.Since(t1)
 				tr += t1.Sub(t0)
 			}
@@ -76,17 +63,30 @@ func BenchmarkValidate(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(fi.Size())
 			for i := 0; i < b.N; i++ {
-				st, err := persist.OpenJSONL(context.Background(), path, persist.Header{ID: "v"})
-				if err != nil {
-					b.Fatal(err)
-				}
-				s, _, err := persist.Resume(context.Background(), st)
-				if err != nil {
-					b.Fatal(err)
-				}
-				_ = s.Messages()
-				s.Close(context.Background())
+				resumeOnce(b, path)
 			}
 		})
+	}
+}
+
+// resumeOnce resumes the JSONL session at path and derives its messages,
+// as an agent starting up would.
+func resumeOnce(b *testing.B, path string) {
+	st, err := persist.OpenJSONL(context.Background(), path, persist.Header{ID: "v"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, _, err := persist.Resume(context.Background(), st)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = s.Messages()
+	s.Close(context.Background())
+}
+
+// validateOnce runs conformance validate on path, which must be valid.
+func validateOnce(b *testing.B, path string) {
+	if code := validateCmd([]string{"--progress", "never", path}, io.Discard, io.Discard); code != 0 {
+		b.Fatalf("validate exited %d", code)
 	}
 }

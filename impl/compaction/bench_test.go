@@ -46,17 +46,7 @@ func BenchmarkBeginCommit(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				var first, last int64
-				for j := 0; j < 100; j++ {
-					e, err := s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: user}, event.Intent{Op: event.Append()})
-					if err != nil {
-						b.Fatal(err)
-					}
-					if j == 0 {
-						first = e.Seq
-					}
-					last = e.Seq
-				}
+				first, last := appendUsers(b, s, user, 100)
 				b.StartTimer()
 				op, err := compaction.Begin(context.Background(), s, first, last)
 				if err != nil {
@@ -83,17 +73,7 @@ func BenchmarkCompactPerNode(b *testing.B) {
 	b.ReportAllocs()
 	var took time.Duration
 	for b.Loop() {
-		var first, last int64
-		for j := 0; j < 100; j++ {
-			e, err := s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: user}, event.Intent{Op: event.Append()})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if j == 0 {
-				first = e.Seq
-			}
-			last = e.Seq
-		}
+		first, last := appendUsers(b, s, user, 100)
 		start := time.Now()
 		op, err := compaction.Begin(context.Background(), s, first, last)
 		if err != nil {
@@ -136,4 +116,20 @@ func BenchmarkPairingQuery(b *testing.B) {
 			}
 		})
 	}
+}
+
+// appendUsers appends k user messages with data user to s and returns the
+// seqs of the first and the last.
+func appendUsers(b *testing.B, s *session.Session, user json.RawMessage, k int) (first, last int64) {
+	for j := 0; j < k; j++ {
+		e, err := s.Append(context.Background(), event.Raw{Type: event.TypeUserMessage, Data: user}, event.Intent{Op: event.Append()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if j == 0 {
+			first = e.Seq
+		}
+		last = e.Seq
+	}
+	return first, last
 }
