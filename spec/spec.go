@@ -27,7 +27,7 @@ type Rule struct {
 	Level string
 }
 
-var ruleHeading = regexp.MustCompile(`(?m)^\*\*((?:SURF|REP|STORE|COMP|STRICT|REL|PROV)-\d+) \(([^)]*)\)\.\*\*`)
+var ruleHeading = regexp.MustCompile(`(?m)^\*\*((?:SURF|REP|STORE|COMP|STRICT|REL|PROV|IMP)-\d+) \(([^)]*)\)\.\*\*`)
 
 // Rules returns the rules of README.md in document order.
 func Rules() []Rule {

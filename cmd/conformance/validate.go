@@ -33,8 +33,8 @@ const (
 // files. With --model the model checks each log too (its rescans make it
 // quadratic: for small logs) and must reach the same verdict.
 type validateOptions struct {
-	sessionID, progressMode, pgSchema *string
-	withModel, strict                 *bool
+	sessionID, progressMode, pgSchema, from *string
+	withModel, strict                       *bool
 }
 
 func validateFlags(stderr io.Writer) (*flag.FlagSet, validateOptions) {
@@ -46,6 +46,7 @@ func validateFlags(stderr io.Writer) (*flag.FlagSet, validateOptions) {
 		withModel:    fs.Bool("model", false, "also check each log with the model (quadratic: small logs only) and require the same verdict"),
 		strict:       fs.Bool("strict", false, "also apply strict mode's rules (STRICT-2 to STRICT-8) to each log, as a resume with session.WithStrict() does; released logs are converted first"),
 		progressMode: fs.String("progress", "auto", "progress bar on stderr: auto (on a terminal, for runs over a second), always, never"),
+		from:         fs.String("from", "", "the files are another harness's session logs: codex (Codex CLI rollouts) or claude-code (Claude Code transcripts); checked by that harness's rules, imported, and the import checked by this library's strict rules (spec/harnesses.md)"),
 	}
 }
 
@@ -68,6 +69,17 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	v := &validator{sessionID: *sessionID, withModel: *withModel, strict: *o.strict, prog: prog, out: stdout}
 	status := validOK
+	if *o.from != "" {
+		h, ok := harnesses[*o.from]
+		if !ok {
+			fmt.Fprintf(stderr, "conformance validate: --from %q: want codex or claude-code\n", *o.from)
+			return validInput
+		}
+		for _, path := range paths {
+			status = max(status, v.validateHarness(path, h))
+		}
+		return status
+	}
 	for _, path := range paths {
 		status = max(status, v.validatePath(path))
 	}

@@ -5,6 +5,14 @@
 //
 //	sessionconvert -to released [-zstd] [-provider P -model M] IN.jsonl OUT
 //	sessionconvert -to b736 [-session ID] [-drop-header-extras] IN OUT.jsonl
+//	sessionconvert -from codex|claude-code IN OUT.jsonl
+//
+// -from imports another harness's session log (a Codex CLI rollout, a
+// Claude Code transcript; spec/harnesses.md): the imported log must pass
+// this library's strict rules (a line that breaks one is reported with
+// its line); what the harness's own rules find is printed as notes, since
+// the harness itself resumes such files (conformance validate --from
+// reports them as findings).
 //
 // IN is read and never changed; OUT must not exist (nothing is
 // overwritten). The converted log is checked by the rules of its
@@ -51,8 +59,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	model := fl.String("model", "", "-to released: model to name on assistant messages without provenance")
 	sessionID := fl.String("session", "", "-to b736 from a released SQLite database: the session to convert (default: its only one)")
 	dropExtras := fl.Bool("drop-header-extras", false, "-to b736: drop the released header's origin, agentPreset and delegationDepth instead of refusing")
+	from := fl.String("from", "", "import another harness's log into this library's vocabulary: codex or claude-code")
 	if err := fl.Parse(args); err != nil {
 		return 2
+	}
+	if *from != "" {
+		return importCmd(*from, *to, fl.Args(), stdout, stderr)
 	}
 	if fl.NArg() != 2 || (*to != "released" && *to != "b736") {
 		fmt.Fprintln(stderr, "usage: sessionconvert -to released|b736 [flags] IN OUT")

@@ -175,6 +175,30 @@ const (
 	CodeReleasedToolResultReplace Code = "released.tool_result_replace"
 	// CodeConvertNotConvertible (REL-6): An event cannot be converted between the b736889ac7 vocabulary and the released one without losing what it means: a type the other side has no place for, or a member with no slot there; the error names the event's seq.
 	CodeConvertNotConvertible Code = "convert.not_convertible"
+	// CodeImportLineInvalid (IMP-2): A line of another harness's log, other than the last, is not a JSON object of its format: not JSON, not an object, or without the members every line of its kind has (Codex: string timestamp and type, object payload; Claude Code: string type).
+	CodeImportLineInvalid Code = "import.line_invalid"
+	// CodeImportNoSession (IMP-2): The file holds no session: a Codex rollout without a session_meta line naming its id, a Claude Code transcript without a user or assistant entry, or an empty file.
+	CodeImportNoSession Code = "import.no_session"
+	// CodeImportCallDuplicate (IMP-4): A tool call id (Codex call_id, Claude Code tool_use id) is used by a second call.
+	CodeImportCallDuplicate Code = "import.call_duplicate"
+	// CodeImportCallUnanswered (IMP-4): A tool call has no output before the next user turn (Codex) or in the next user message (Claude Code), and it is not in the log's last turn, whose calls a crash may have left open.
+	CodeImportCallUnanswered Code = "import.call_unanswered"
+	// CodeImportOutputOrphan (IMP-4): An output answers no earlier call (Codex), or a tool_result names no tool_use of the assistant message right before it (Claude Code), or answers a call of another kind (a custom tool call answered by a function_call_output).
+	CodeImportOutputOrphan Code = "import.output_orphan"
+	// CodeImportOutputDuplicate (IMP-4): A second output for a call already answered.
+	CodeImportOutputDuplicate Code = "import.output_duplicate"
+	// CodeImportParentMissing (IMP-5): A Claude Code entry's parentUuid names no entry of the file (the first entry excepted: a file that starts inside another is a sidechain, not a session).
+	CodeImportParentMissing Code = "import.parent_missing"
+	// CodeImportParentCycle (IMP-5): Claude Code entries whose parentUuid links form a cycle.
+	CodeImportParentCycle Code = "import.parent_cycle"
+	// CodeImportUUIDConflict (IMP-5): Two Claude Code entries share a uuid with different content (byte-identical repeats are one entry).
+	CodeImportUUIDConflict Code = "import.uuid_conflict"
+	// CodeImportSessionMismatch (IMP-5): A Claude Code main-chain entry names another sessionId than the file's first entry.
+	CodeImportSessionMismatch Code = "import.session_mismatch"
+	// CodeImportSidechainMixed (IMP-5): A Claude Code entry marked isSidechain is on the main conversation's parent chain.
+	CodeImportSidechainMixed Code = "import.sidechain_mixed"
+	// CodeImportNotImportable (IMP-3): A line has no place in this library's vocabulary without changing what the harness would send the model: a content part of an unknown kind, a call without an id, a Codex rollback that undoes a compaction, a legacy Codex compaction whose retained messages exceed the budget the facts cannot reproduce.
+	CodeImportNotImportable Code = "import.not_importable"
 )
 
 var allCodes = []Code{
@@ -238,6 +262,18 @@ var allCodes = []Code{
 	CodeReleasedMessageInvalid,
 	CodeReleasedToolResultReplace,
 	CodeConvertNotConvertible,
+	CodeImportLineInvalid,
+	CodeImportNoSession,
+	CodeImportCallDuplicate,
+	CodeImportCallUnanswered,
+	CodeImportOutputOrphan,
+	CodeImportOutputDuplicate,
+	CodeImportParentMissing,
+	CodeImportParentCycle,
+	CodeImportUUIDConflict,
+	CodeImportSessionMismatch,
+	CodeImportSidechainMixed,
+	CodeImportNotImportable,
 }
 
 // CodeRule maps each error code to the spec rule that defines it.
@@ -260,6 +296,18 @@ var CodeRule = map[Code]string{
 	CodeDataNotJSON:                 "SURF-4",
 	CodeForkBoundaryOutOfRange:      "SURF-24",
 	CodeForkOpenTurn:                "SURF-24",
+	CodeImportCallDuplicate:         "IMP-4",
+	CodeImportCallUnanswered:        "IMP-4",
+	CodeImportLineInvalid:           "IMP-2",
+	CodeImportNoSession:             "IMP-2",
+	CodeImportNotImportable:         "IMP-3",
+	CodeImportOutputDuplicate:       "IMP-4",
+	CodeImportOutputOrphan:          "IMP-4",
+	CodeImportParentCycle:           "IMP-5",
+	CodeImportParentMissing:         "IMP-5",
+	CodeImportSessionMismatch:       "IMP-5",
+	CodeImportSidechainMixed:        "IMP-5",
+	CodeImportUUIDConflict:          "IMP-5",
 	CodeInvalidEnvelope:             "SURF-1",
 	CodeOpForbidden:                 "SURF-6",
 	CodeOpInvalid:                   "SURF-8",
