@@ -6,6 +6,7 @@ import (
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/message"
 	"github.com/surfacelog/surface/impl/session"
+	"github.com/surfacelog/surface/impl/view"
 )
 
 // Range is a proposed compaction range: the first and last node seqs.
@@ -175,8 +176,30 @@ type SelectOption func(*selectOptions)
 
 type selectOptions struct {
 	nodeCuts, openTurn, opaque bool
+	pin                        Pin
 	estimate                   Estimator
 }
+
+// Pin says which head of the surface a selection never folds (WithPinnedHead).
+type Pin uint8
+
+const (
+	// PinContext pins the context messages the surface begins with
+	// (instructions, project files): the part of the prompt that never
+	// changes.
+	PinContext Pin = 1 << iota
+	// PinFirstPrompt pins, after them, the session's first user message
+	// (the task) too.
+	PinFirstPrompt
+)
+
+// WithPinnedHead keeps the head of the surface that pin names out of every
+// range: a compaction then folds what follows it, so the pinned head (with
+// the system prompt and tools a request puts before it) stays the same
+// prefix of every request, and a provider's prompt cache keeps it across
+// compactions. The cost: the pinned nodes are never summarised, so they
+// count against the budget for good.
+func WithPinnedHead(pin Pin) SelectOption { return func(o *selectOptions) { o.pin = pin } }
 
 // WithNodeCuts lets a selection cut between any two nodes whose cut is
 // balanced, not only between turns (COMP-8's node-level selection).
@@ -256,6 +279,9 @@ func (t *tracker) choose(tx session.Tx, policy Policy, opts []SelectOption) (Sel
 		}
 	}
 	v.head = t.providerHead(tx)
+	if o.pin != 0 {
+		v.head = max(v.head, pinned(log, v.seqs, o.pin))
+	}
 	if !o.opaque {
 		for i := v.head; i < limit; i++ {
 			if opaque, _ := message.ProviderItems(v.msgs[i].Content); opaque {
@@ -286,6 +312,21 @@ func (t *tracker) choose(tx session.Tx, policy Policy, opts []SelectOption) (Sel
 		sel.TokensKept += n
 	}
 	return sel, v.head, keep - 1, nil
+}
+
+// pinned is the number of head nodes pin keeps: the leading context
+// messages, and with PinFirstPrompt the first user message after them.
+func pinned(log []event.Event, seqs []int64, pin Pin) int {
+	n := 0
+	if pin&PinContext != 0 {
+		for n < len(seqs) && log[seqs[n]].Type == event.TypeContextMessage {
+			n++
+		}
+	}
+	if pin&PinFirstPrompt != 0 && n < len(seqs) && log[seqs[n]].Type == event.TypeUserMessage {
+		n++
+	}
+	return n
 }
 
 // UsageTokens is message.UsageTokens: the output tokens an
@@ -342,26 +383,35 @@ func ProposePrunes(s *session.Session, minTokens int, estimate Estimator) []int6
 	var out []int64
 	_, _ = s.AppendBatch(context.Background(), func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
-		log := tx.Events()
-		var candidates []int64
-		surface := tx.Surface()
-		surface.Range(0, surface.Len(), func(seq int64, m message.Message) bool {
-			if t.turn != nil && t.turnOf[seq] == t.turns {
-				return false // the open turn
-			}
-			switch log[seq].Type {
-			case event.TypeToolResult:
-				if m.Role != "" && estimate(m) >= minTokens {
-					candidates = append(candidates, seq)
-				}
-			case event.TypeAssistantMessage:
-				if m.Role != "" {
-					out, candidates = append(out, candidates...), candidates[:0]
-				}
-			}
-			return true
+		out = answeredResults(tx.Events(), tx.Surface(), 0, minTokens, estimate, func(seq int64) bool {
+			return t.turn != nil && t.turnOf[seq] == t.turns // the open turn
 		})
 		return nil, nil
+	})
+	return out
+}
+
+// answeredResults are the tool/result nodes of surface from position
+// from on, up to the first node stop says ends the scan, whose message is
+// estimated at minTokens or more and that an assistant message follows
+// (the model has read them).
+func answeredResults(log []event.Event, surface view.Seqs, from, minTokens int, estimate Estimator, stop func(seq int64) bool) []int64 {
+	var out, candidates []int64
+	surface.Range(from, surface.Len(), func(seq int64, m message.Message) bool {
+		if stop != nil && stop(seq) {
+			return false
+		}
+		switch log[seq].Type {
+		case event.TypeToolResult:
+			if m.Role != "" && estimate(m) >= minTokens {
+				candidates = append(candidates, seq)
+			}
+		case event.TypeAssistantMessage:
+			if m.Role != "" {
+				out, candidates = append(out, candidates...), candidates[:0]
+			}
+		}
+		return true
 	})
 	return out
 }

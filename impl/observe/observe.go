@@ -63,6 +63,17 @@ type Append struct {
 	Write time.Duration
 	// Err is the error the append returned, or nil.
 	Err error
+	// Replaced says the append replaced nodes that were on the surface (a
+	// replace: a compaction's, a prune's): every request built after it
+	// differs from those built before from surface position ReplacedAt on
+	// (where the replacing node now stands, the range's first node,
+	// ReplacedSeq, stood), so a provider's prompt cache of earlier requests
+	// serves at most the messages before it. False when the append only
+	// added at the tail: the prompt sent so far is a prefix of the next one,
+	// and the cache survives. A harness alerts on cache churn with it.
+	Replaced    bool
+	ReplacedAt  int
+	ReplacedSeq int64
 }
 
 // StoreWrite records one write of a store: an append or a batch.

@@ -30,6 +30,11 @@ func (g logger) enabled(ctx context.Context, err error, level slog.Level) bool {
 }
 
 func (g logger) Append(ctx context.Context, r Append) {
+	if r.Replaced && g.enabled(ctx, nil, slog.LevelInfo) {
+		// Cache churn: the prompt changed before its tail.
+		g.log(ctx, slog.LevelInfo, nil, "surface prompt changed before its tail",
+			slog.String("type", string(r.Type)), slog.Int64("seq", r.Seq), slog.Int("from_position", r.ReplacedAt), slog.Int64("from_seq", r.ReplacedSeq))
+	}
 	if !g.enabled(ctx, r.Err, slog.LevelDebug) {
 		return
 	}

@@ -132,7 +132,13 @@ func (s *Session) AppendBatch(ctx context.Context, build func(tx Tx) ([]Draft, e
 		return out, bad
 	}()
 	if s.cfg.observer != nil && (first != "" || err != nil) {
-		s.cfg.observer.Append(ctx, observe.Append{Timing: observe.Since(start), Type: first, Seq: seq, Events: len(out), LockWait: wait, Write: wrote, Err: err})
+		rec := observe.Append{Timing: observe.Since(start), Type: first, Seq: seq, Events: len(out), LockWait: wait, Write: wrote, Err: err}
+		if len(out) > 0 {
+			if r := s.replaced(out[0], nil, out[1:]...); r.ok {
+				rec.Replaced, rec.ReplacedAt, rec.ReplacedSeq = true, r.pos, r.seq
+			}
+		}
+		s.cfg.observer.Append(ctx, rec)
 	}
 	return out, err
 }

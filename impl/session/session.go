@@ -419,13 +419,38 @@ func (s *Session) appendOne(ctx context.Context, start time.Time, e event.Event)
 		return stored, err
 	}()
 	if s.cfg.observer != nil {
-		s.observeAppend(ctx, start, e.Type, e.Seq, wait, wrote, err)
+		s.observeAppend(ctx, start, e.Type, e.Seq, wait, wrote, err, s.replaced(stored, err))
 	}
 	return stored, err
 }
 
+// replacedAt is where a replace changed the surface (observe.Append).
+type replacedAt struct {
+	ok  bool
+	pos int
+	seq int64
+}
+
+// replaced is where the stored events changed the surface: the first
+// position a replace among them took, or nothing.
+func (s *Session) replaced(stored event.Event, err error, more ...event.Event) replacedAt {
+	var r replacedAt
+	if err != nil {
+		return r
+	}
+	for _, e := range append([]event.Event{stored}, more...) {
+		if e.Op.Kind != event.OpReplace {
+			continue
+		}
+		if pos, on := s.Position(e.Seq); on && (!r.ok || pos < r.pos) {
+			r = replacedAt{ok: true, pos: pos, seq: e.Op.Start}
+		}
+	}
+	return r
+}
+
 // observeAppend reports an append of one event to the observer, if any.
-func (s *Session) observeAppend(ctx context.Context, start time.Time, t event.Type, seq int64, wait, wrote time.Duration, err error) {
+func (s *Session) observeAppend(ctx context.Context, start time.Time, t event.Type, seq int64, wait, wrote time.Duration, err error, r ...replacedAt) {
 	if s.cfg.observer == nil {
 		return
 	}
@@ -433,7 +458,11 @@ func (s *Session) observeAppend(ctx context.Context, start time.Time, t event.Ty
 	if err != nil {
 		n = 0
 	}
-	s.cfg.observer.Append(ctx, observe.Append{Timing: observe.Since(start), Type: t, Seq: seq, Events: n, LockWait: wait, Write: wrote, Err: err})
+	rec := observe.Append{Timing: observe.Since(start), Type: t, Seq: seq, Events: n, LockWait: wait, Write: wrote, Err: err}
+	if len(r) > 0 && r[0].ok {
+		rec.Replaced, rec.ReplacedAt, rec.ReplacedSeq = true, r[0].pos, r[0].seq
+	}
+	s.cfg.observer.Append(ctx, rec)
 }
 
 // Cancelled returns the persist.cancelled error of a context that has

@@ -43,7 +43,7 @@ type Observer struct {
 	tracer      trace.Tracer
 	appendSpans bool
 
-	appendCount, appendEvents                  metric.Int64Counter
+	appendCount, appendEvents, promptChanges   metric.Int64Counter
 	appendDuration, appendLockWait             metric.Float64Histogram
 	storeWrite, storeSync                      metric.Float64Histogram
 	compactions                                metric.Int64Counter
@@ -99,6 +99,7 @@ func New(opts ...Option) (*Observer, error) {
 	}
 	o.appendCount = counter("surface.append.count", "{append}", "Appends and batches, by the type of their first event and outcome.")
 	o.appendEvents = counter("surface.append.events", "{event}", "Events appended.")
+	o.promptChanges = counter("surface.prompt.changes", "{append}", "Appends that replaced nodes on the surface (a compaction's, a prune's): the prompt changed before its tail, and a provider's prompt cache is lost from there.")
 	o.appendDuration = seconds("surface.append.duration", "Time an append or batch took, its store write included.")
 	o.appendLockWait = seconds("surface.append.lock_wait", "Time an append waited for the appends before it.")
 	o.storeWrite = seconds("surface.store.write.duration", "Time a store's write of an append or batch took.")
@@ -171,6 +172,9 @@ func (o *Observer) Append(ctx context.Context, r observe.Append) {
 	}
 	o.appendDuration.Record(ctx, r.Duration.Seconds(), a.typeOutcome)
 	o.appendLockWait.Record(ctx, r.LockWait.Seconds())
+	if r.Replaced {
+		o.promptChanges.Add(ctx, 1, a.typeOnly)
+	}
 	if o.appendSpans {
 		o.span(ctx, "surface.append", r.Timing, r.Err, attribute.String("event.type", string(r.Type)), attribute.Int64("seq", r.Seq),
 			attribute.Int("events", r.Events), attribute.Float64("lock_wait_s", r.LockWait.Seconds()), attribute.Float64("write_s", r.Write.Seconds()))

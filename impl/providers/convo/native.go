@@ -24,6 +24,12 @@ type Target struct {
 	// SameFamily decides whether an opaque item issued by one model may go
 	// to another (nil: Family of both is equal).
 	SameFamily func(issued, asked string) bool
+	// Cache asks for the prompt-cache marks a provider takes explicitly
+	// (Anthropic's cache_control breakpoints): after the message holding
+	// surface node CacheStable (the end of the head that never changes;
+	// -1: none) and after the last message.
+	Cache       bool
+	CacheStable int64
 }
 
 // Replays reports whether the native item n goes to t as it came: it was

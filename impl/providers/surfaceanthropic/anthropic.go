@@ -40,6 +40,20 @@ type Option func(*convo.Target)
 // sent back (PROV-2).
 func ForModel(model string) Option { return func(t *convo.Target) { t.Model = model } }
 
+// WithCache marks the request for Anthropic's prompt cache: a
+// cache_control breakpoint (ephemeral, five minutes) on the last block of
+// the message holding surface node stable, the end of the head of the
+// prompt that never changes (a pinned head, compaction.StableHead; -1 for
+// none), and on the last block of the last message, so that each request
+// reads what the one before wrote and writes only what is new. Put a
+// breakpoint on the system prompt (or the last tool) yourself: that makes
+// three of the four the API allows. A block that cannot carry one
+// (thinking, an item sent as it came) passes it to the block before it in
+// its message.
+func WithCache(stable int64) Option {
+	return func(t *convo.Target) { t.Cache, t.CacheStable = true, stable }
+}
+
 func target(opts []Option) convo.Target {
 	t := convo.Target{Provider: convo.Anthropic}
 	for _, o := range opts {
@@ -63,6 +77,7 @@ const Placeholder = "(earlier conversation compacted)"
 // for each block the native item sent as it came (nil for a mapped one).
 type msg struct {
 	role   string
+	seqs   []int64
 	blocks []anthropic.ContentBlockParamUnion
 	native []json.RawMessage
 }
@@ -170,7 +185,7 @@ func mapMessages(ms []convo.Message, t convo.Target) ([]msg, error) {
 	}
 	var out []msg
 	for _, m := range convo.Merge(kept) {
-		mm := msg{role: string(m.Role)}
+		mm := msg{role: string(m.Role), seqs: m.Seqs}
 		for _, b := range m.Blocks {
 			if b.Native != nil {
 				ov := param.Override[anthropic.TextBlockParam](b.Native.Item)
@@ -192,7 +207,41 @@ func mapMessages(ms []convo.Message, t convo.Target) ([]msg, error) {
 		// first message must still be the user's.
 		out = append([]msg{{role: "user", blocks: []anthropic.ContentBlockParamUnion{anthropic.NewTextBlock(Placeholder)}, native: []json.RawMessage{nil}}}, out...)
 	}
+	if t.Cache && len(out) > 0 {
+		for i := range out {
+			if t.CacheStable >= 0 && slices.Contains(out[i].seqs, t.CacheStable) && i < len(out)-1 {
+				markCache(&out[i])
+			}
+		}
+		markCache(&out[len(out)-1])
+	}
 	return out, nil
+}
+
+// markCache puts a cache_control breakpoint on the last block of m that
+// can carry one.
+func markCache(m *msg) {
+	cc := anthropic.NewCacheControlEphemeralParam()
+	for i := len(m.blocks) - 1; i >= 0; i-- {
+		if m.native[i] != nil {
+			continue
+		}
+		switch b := &m.blocks[i]; {
+		case b.OfText != nil:
+			b.OfText.CacheControl = cc
+		case b.OfImage != nil:
+			b.OfImage.CacheControl = cc
+		case b.OfToolUse != nil:
+			b.OfToolUse.CacheControl = cc
+		case b.OfToolResult != nil:
+			b.OfToolResult.CacheControl = cc
+		case b.OfDocument != nil:
+			b.OfDocument.CacheControl = cc
+		default:
+			continue
+		}
+		return
+	}
 }
 
 func block(b convo.Block) (anthropic.ContentBlockParamUnion, error) {

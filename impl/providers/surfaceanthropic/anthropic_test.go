@@ -2,6 +2,7 @@ package surfaceanthropic_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
@@ -147,6 +148,11 @@ func TestValidateCatches(t *testing.T) {
 		{"thinking first", `[` + q + `,{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"s"},{"type":"text","text":"a"}]}]`, ""},
 		{"compaction after text", `[` + q + `,{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"compaction","content":"summary"}]}]`, "compaction_first"},
 		{"compaction first", `[` + q + `,{"role":"assistant","content":[{"type":"compaction","content":"summary"},{"type":"text","text":"a"}]}]`, ""},
+		{"five breakpoints", `[{"role":"user","content":[` + strings.Repeat(`{"type":"text","text":"q","cache_control":{"type":"ephemeral"}},`, 4) + `{"type":"text","text":"q","cache_control":{"type":"ephemeral"}}]}]`, "cache_breakpoints"},
+		{"four breakpoints", `[{"role":"user","content":[` + strings.Repeat(`{"type":"text","text":"q","cache_control":{"type":"ephemeral"}},`, 3) + `{"type":"text","text":"q","cache_control":{"type":"ephemeral"}}]}]`, ""},
+		{"a null cache_control is none", `[{"role":"user","content":[` + strings.Repeat(`{"type":"text","text":"q","cache_control":null},`, 5) + `{"type":"text","text":"q"}]}]`, ""},
+		{"a breakpoint on thinking", `[` + q + `,{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"s","cache_control":{"type":"ephemeral"}},{"type":"text","text":"a"}]}]`, "cache_on_thinking"},
+		{"a breakpoint on the text after it", `[` + q + `,{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"s"},{"type":"text","text":"a","cache_control":{"type":"ephemeral"}}]}]`, ""},
 	}
 	for _, c := range wire {
 		v := surfaceanthropic.ValidateJSON([]byte(c.msgs))

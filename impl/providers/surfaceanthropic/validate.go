@@ -16,7 +16,12 @@ var Rules = []string{
 	"roles", "first_user", "alternation", "empty_content", "empty_text", "unknown_block",
 	"result_without_call", "results_first", "duplicate_result", "call_without_result",
 	"duplicate_call", "tool_id", "tool_input", "thinking_first", "compaction_first",
+	"cache_breakpoints", "cache_on_thinking",
 }
+
+// MaxBreakpoints is the most cache_control breakpoints a request may set
+// (its system prompt and tools included).
+const MaxBreakpoints = 4
 
 var toolID = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
@@ -31,7 +36,8 @@ var known = append(slices.Clone(stable), "compaction", "mcp_tool_use", "mcp_tool
 // block's type is one the API knows; a tool_result answers a tool_use of
 // the assistant message just before it, comes before any other block of
 // its message, and is the only result of that call; every tool_use is
-// answered in the next message; a tool_use id matches
+// answered in the next message; at most four cache_control breakpoints,
+// none on a thinking block; a tool_use id matches
 // ^[a-zA-Z0-9_-]+$ and is not used twice, and its input is an object;
 // thinking and redacted_thinking come first in their message (after a
 // compaction block, which is the first block of its message).
@@ -72,7 +78,9 @@ func ValidateJSON(messages []byte) []convo.Violation {
 		ToolUseID string          `json:"tool_use_id"`
 		Text      *string         `json:"text"`
 		Input     json.RawMessage `json:"input"`
+		Cache     json.RawMessage `json:"cache_control"`
 	}
+	breakpoints := 0
 	seenCalls := map[string]bool{}
 	var open []string // the tool_use ids of the previous assistant message
 	for i, m := range msgs {
@@ -96,6 +104,15 @@ func ValidateJSON(messages []byte) []convo.Violation {
 		answered := map[string]bool{}
 		pastResults, pastThinking := false, false
 		for k, b := range blocks {
+			if len(b.Cache) > 0 && string(b.Cache) != "null" {
+				breakpoints++
+				if breakpoints == MaxBreakpoints+1 {
+					add(i, "cache_breakpoints", "block %d is the %dth cache_control breakpoint: the API takes at most %d in a request", k, breakpoints, MaxBreakpoints)
+				}
+				if b.Type == "thinking" || b.Type == "redacted_thinking" {
+					add(i, "cache_on_thinking", "a %s block at %d carries cache_control, which the API refuses", b.Type, k)
+				}
+			}
 			if !slices.Contains(known, b.Type) {
 				add(i, "unknown_block", "block %d is of type %q, which the API does not take", k, b.Type)
 			}

@@ -1,0 +1,176 @@
+package cachesim
+
+import (
+	"testing"
+	"time"
+)
+
+func msgs(tokens ...int) []Msg {
+	out := make([]Msg, len(tokens))
+	for i, t := range tokens {
+		out[i] = Msg{ID: int64(i), Tokens: t}
+	}
+	return out
+}
+
+// TestCacheRules checks each model's documented rules on hand-computed
+// requests, each beside the look-alike the rule tells apart.
+func TestCacheRules(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)
+	type req struct {
+		p     []Msg
+		after time.Duration
+		want  Bill
+	}
+	bp := func(p []Msg, at ...int) []Msg {
+		for _, i := range at {
+			p[i].Breakpoint = true
+		}
+		return p
+	}
+	long := make([]int, 40)
+	for i := range long {
+		long[i] = 100
+	}
+	cases := []struct {
+		name string
+		m    Model
+		reqs []req
+	}{
+		{"openai: 128-token steps above 1,024", OpenAI, []req{
+			{msgs(1000, 1000), 0, Bill{Input: 2000, Uncached: 2000, Cost: 2000}},
+			{msgs(1000, 1000, 500), time.Minute, Bill{Input: 2500, Read: 1920, Uncached: 580, Cost: 192 + 580}},
+		}},
+		{"openai: a prefix under 1,024 is not cached", OpenAI, []req{
+			{msgs(1000), 0, Bill{Input: 1000, Uncached: 1000, Cost: 1000}},
+			{msgs(1000, 500), time.Minute, Bill{Input: 1500, Uncached: 1500, Cost: 1500}},
+		}},
+		{"openai: expired after its lifetime", OpenAI, []req{
+			{msgs(3000), 0, Bill{Input: 3000, Uncached: 3000, Cost: 3000}},
+			{msgs(3000, 10), 6 * time.Minute, Bill{Input: 3010, Uncached: 3010, Cost: 3010}},
+		}},
+		{"openai: a use refreshes the lifetime", OpenAI, []req{
+			{msgs(3000), 0, Bill{Input: 3000, Uncached: 3000, Cost: 3000}},
+			{msgs(3000, 10), 4 * time.Minute, Bill{Input: 3010, Read: 2944, Uncached: 66, Cost: 294.4 + 66}},
+			{msgs(3000, 10), 4 * time.Minute, Bill{Input: 3010, Read: 2944, Uncached: 66, Cost: 294.4 + 66}},
+		}},
+		{"openai: a changed message ends the prefix", OpenAI, []req{
+			{msgs(2000, 2000), 0, Bill{Input: 4000, Uncached: 4000, Cost: 4000}},
+			{[]Msg{{ID: 0, Tokens: 2000}, {ID: 9, Tokens: 2000}}, time.Minute, Bill{Input: 4000, Read: 1920, Uncached: 2080, Cost: 192 + 2080}},
+		}},
+		{"gemini: 4,096 minimum, no steps", Gemini, []req{
+			{msgs(3000, 1000), 0, Bill{Input: 4000, Uncached: 4000, Cost: 4000}},
+			{msgs(3000, 1000, 200), time.Minute, Bill{Input: 4200, Uncached: 4200, Cost: 4200}},
+			{msgs(3000, 1000, 200, 50), time.Minute, Bill{Input: 4250, Read: 4200, Uncached: 50, Cost: 420 + 50}},
+		}},
+		{"anthropic: write at the breakpoint, read it next", Anthropic, []req{
+			{bp(msgs(2000, 1000), 1), 0, Bill{Input: 3000, Written: 3000, Cost: 3750}},
+			{bp(msgs(2000, 1000, 500), 2), time.Minute, Bill{Input: 3500, Read: 3000, Written: 500, Cost: 300 + 625}},
+		}},
+		{"anthropic: no breakpoint, no cache", Anthropic, []req{
+			{msgs(2000, 1000), 0, Bill{Input: 3000, Uncached: 3000, Cost: 3000}},
+			{msgs(2000, 1000, 500), time.Minute, Bill{Input: 3500, Uncached: 3500, Cost: 3500}},
+		}},
+		{"anthropic: after the last breakpoint is uncached", Anthropic, []req{
+			{bp(msgs(2000, 1000, 400), 1), 0, Bill{Input: 3400, Written: 3000, Uncached: 400, Cost: 3750 + 400}},
+		}},
+		{"anthropic: an entry 21 blocks back is out of the lookback", Anthropic, []req{
+			{bp(msgs(long[:10]...), 9), 0, Bill{Input: 1000, Uncached: 1000, Cost: 1000}}, // under 1,024: not written
+			{bp(msgs(long[:11]...), 10), 0, Bill{Input: 1100, Written: 1100, Cost: 1375}},
+			{bp(msgs(long[:32]...), 31), time.Minute, Bill{Input: 3200, Written: 3200, Cost: 4000}},
+			{bp(msgs(long[:33]...), 10, 32), time.Minute, Bill{Input: 3300, Read: 3200, Written: 100, Cost: 320 + 125}},
+		}},
+		{"anthropic: an entry 19 blocks back is read", Anthropic, []req{
+			{bp(msgs(long[:11]...), 10), 0, Bill{Input: 1100, Written: 1100, Cost: 1375}},
+			{bp(msgs(long[:30]...), 29), time.Minute, Bill{Input: 3000, Read: 1100, Written: 1900, Cost: 110 + 2375}},
+		}},
+	}
+	for _, c := range cases {
+		cache := NewCache(c.m)
+		at := t0
+		for i, r := range c.reqs {
+			at = at.Add(r.after)
+			got := cache.Request(r.p, at)
+			if got.Input != r.want.Input || got.Read != r.want.Read || got.Written != r.want.Written || got.Uncached != r.want.Uncached || abs(got.Cost-r.want.Cost) > 1e-6 {
+				t.Errorf("%s, request %d: %+v, want %+v", c.name, i+1, got, r.want)
+			}
+		}
+	}
+}
+
+func abs(f float64) float64 {
+	if f < 0 {
+		return -f
+	}
+	return f
+}
+
+// TestAcceptance runs the report and holds the cache-aware policy to the
+// issue's bar against the head-anchored baseline, on every workload and
+// provider: an effective input cost at least 25% lower, no overflow, at
+// most one prefix reset per compaction, no reset of a prune's own, a
+// largest prompt within the window; and the baseline must show the churn
+// it is measured against (resets from prunes), or the simulation measures
+// nothing.
+func TestAcceptance(t *testing.T) {
+	rows, err := Report()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := map[[2]string]Result{}
+	for _, r := range rows {
+		if r.Policy == (Base{}).Name() {
+			base[[2]string{r.Workload, r.Provider}] = r
+		}
+	}
+	churn := 0
+	for _, r := range rows {
+		b := base[[2]string{r.Workload, r.Provider}]
+		churn += b.PruneResets
+		if r.Policy == b.Policy {
+			continue
+		}
+		ratio := r.Cost / b.Cost
+		t.Logf("%-16s %-10s cost %.2fx of the baseline's (%.0f vs %.0f), cached %.2f vs %.2f, resets %d/%d compactions vs %d/%d, largest %d vs %d",
+			r.Workload, r.Provider, ratio, r.Cost, b.Cost, r.CachedFraction(), b.CachedFraction(), r.Resets, r.Compactions, b.Resets, b.Compactions, r.LargestPrompt, b.LargestPrompt)
+		if ratio > 0.75 {
+			t.Errorf("%s/%s: cost %.3fx of the baseline's, want at most 0.75x", r.Workload, r.Provider, ratio)
+		}
+		if r.Overflows != 0 || r.LargestPrompt > Window {
+			t.Errorf("%s/%s: %d overflows, largest prompt %d", r.Workload, r.Provider, r.Overflows, r.LargestPrompt)
+		}
+		if r.Resets > r.Compactions {
+			t.Errorf("%s/%s: %d resets for %d compactions", r.Workload, r.Provider, r.Resets, r.Compactions)
+		}
+		if r.PruneResets != 0 {
+			t.Errorf("%s/%s: %d resets from prunes", r.Workload, r.Provider, r.PruneResets)
+		}
+	}
+	if churn == 0 {
+		t.Error("the baseline never reset the prefix by a prune: the workloads do not exercise what the policy avoids")
+	}
+}
+
+// BenchmarkPolicies reports each workload's cost of the cache-aware policy
+// relative to the baseline (cost/base, Anthropic's cache) from one run.
+func BenchmarkPolicies(b *testing.B) {
+	b.ReportAllocs()
+	for _, w := range Workloads {
+		b.Run(w.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			var ratio float64
+			for i := 0; i < b.N; i++ {
+				base, err := Run(w, Policies()[0], []Model{Anthropic})
+				if err != nil {
+					b.Fatal(err)
+				}
+				aware, err := Run(w, Policies()[1], []Model{Anthropic})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ratio = aware[0].Cost / base[0].Cost
+			}
+			b.ReportMetric(ratio, "cost/base")
+		})
+	}
+}
