@@ -20,14 +20,14 @@ import (
 )
 
 func main() {
-	if err := run(os.Stdout); err != nil {
+	if err := run(os.Stdout, cachesim.Workloads); err != nil {
 		fmt.Fprintln(os.Stderr, "cachereport:", err)
 		os.Exit(1)
 	}
 }
 
-func run(w io.Writer) error {
-	rows, err := cachesim.Report()
+func run(w io.Writer, workloads []cachesim.Workload) error {
+	rows, err := cachesim.Report(workloads...)
 	if err != nil {
 		return err
 	}

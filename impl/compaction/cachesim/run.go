@@ -119,6 +119,35 @@ func (p CacheAware) Before(ctx context.Context, s *session.Session, sum compacti
 
 func (CacheAware) Pinned(s *session.Session) int { return pinnedCount(s) }
 
+// Gated is CacheAware plus prunes between compactions, each only when
+// compaction.PruneWorth says it pays for the cache it destroys over the
+// next Requests requests (priced at Anthropic's cache, the dearest to
+// write): a prune of its own is one more reset, taken only when it saves
+// more than it costs.
+type Gated struct {
+	CacheAware
+	Requests int
+}
+
+func (Gated) Name() string { return "watermarks+gated-prunes" }
+
+func (p Gated) Before(ctx context.Context, s *session.Session, sum compaction.Summarizer) (bool, int, error) {
+	if p.Due(s) {
+		return p.CacheAware.Before(ctx, s, sum)
+	}
+	n := 0
+	for _, seq := range compaction.ProposePrunes(s, p.PruneMin, nil) {
+		if !compaction.PruneWorth(s, seq, 10, p.Requests, compaction.CacheCost{Read: Anthropic.Read, Write: Anthropic.Write}) {
+			continue
+		}
+		if _, err := compaction.PruneToolResult(s, seq, note); err != nil {
+			return false, n, err
+		}
+		n++
+	}
+	return false, n, nil
+}
+
 // pinnedCount is the number of head nodes WithPinnedHead(PinContext|PinFirstPrompt) keeps.
 func pinnedCount(s *session.Session) int {
 	sf, log := s.Surface(), s.Events()
@@ -291,13 +320,18 @@ func Policies() []Policy {
 	return []Policy{
 		Base{Budget: Budget, PruneMin: 1000},
 		CacheAware{Watermarks: compaction.Watermarks{High: Budget, Low: 20000}, PruneMin: 1000},
+		Gated{CacheAware: CacheAware{Watermarks: compaction.Watermarks{High: Budget, Low: 20000}, PruneMin: 1000}, Requests: 30},
 	}
 }
 
-// Report runs every workload under every policy and returns the rows.
-func Report() ([]Result, error) {
+// Report runs every workload (Workloads, or those given) under every
+// policy and returns the rows.
+func Report(workloads ...Workload) ([]Result, error) {
+	if len(workloads) == 0 {
+		workloads = Workloads
+	}
 	var out []Result
-	for _, w := range Workloads {
+	for _, w := range workloads {
 		for _, p := range Policies() {
 			rs, err := Run(w, p, Models)
 			if err != nil {
