@@ -207,6 +207,9 @@ func (im *imp) entry(i int, e *Entry) error {
 		rest = append(rest, out)
 	}
 	if len(rest) == 0 {
+		if !hasResults {
+			return b.Keep(kindOf(e)+" (no content)", e.Raw) // nothing to send, kept
+		}
 		return nil
 	}
 	if err := im.closePending(); err != nil {

@@ -44,7 +44,7 @@ func Check(f *File) []importer.Finding {
 				continue
 			}
 			// Calls the compaction drops unanswered are lost with it.
-			out = p.unanswered(l.N, -1, "the compaction replaces the history", out)
+			out = p.unanswered(l.N, "the compaction replaces the history", out)
 			inner := newPairing()
 			for _, it := range event.ArrayElements(rh) {
 				if len(it) == 0 || it[0] != '{' || str(it, "type") == "" {
@@ -53,7 +53,7 @@ func Check(f *File) []importer.Finding {
 				}
 				out = inner.item(l.N, it, out)
 			}
-			out = inner.unanswered(l.N, -1, "the replacement history ends", out)
+			out = inner.unanswered(l.N, "the replacement history ends", out)
 			p = inner
 		}
 	}
@@ -79,7 +79,7 @@ func (p *pairing) item(line int, it json.RawMessage, out []importer.Finding) []i
 	kind := str(it, "type")
 	switch {
 	case Boundary(it):
-		out = p.unanswered(line, -1, "the next user turn begins", out)
+		out = p.unanswered(line, "the next user turn begins", out)
 	case outputFor[kind] != "":
 		id := str(it, "call_id")
 		if id == "" {
@@ -108,7 +108,7 @@ func (p *pairing) item(line int, it json.RawMessage, out []importer.Finding) []i
 }
 
 // unanswered reports the calls still without output, once each.
-func (p *pairing) unanswered(line, _ int, why string, out []importer.Finding) []importer.Finding {
+func (p *pairing) unanswered(line int, why string, out []importer.Finding) []importer.Finding {
 	kept := p.order[:0]
 	for _, id := range p.order {
 		c := p.calls[id]

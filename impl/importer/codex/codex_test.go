@@ -84,6 +84,19 @@ func TestFiles(t *testing.T) {
 			if d := cmp.Diff(wantFindings, findingLines(codex.Check(f))); d != "" {
 				t.Errorf("findings (-want +got):\n%s", d)
 			}
+			// IMP-3: whatever the findings, an import that succeeds keeps
+			// every line, as a message or a record.
+			if l, err := codex.Import(f); err == nil {
+				seen := map[int]bool{}
+				for _, n := range l.Lines {
+					seen[n] = true
+				}
+				for _, line := range f.Lines {
+					if !seen[line.N] {
+						t.Errorf("line %d left no event", line.N)
+					}
+				}
+			}
 			if !hasResend {
 				return
 			}
