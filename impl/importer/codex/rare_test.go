@@ -108,6 +108,12 @@ func TestRareValues(t *testing.T) {
 	if ms := messagesOf(t, l); len(ms) != 3 {
 		t.Errorf("an output without output: %d messages", len(ms))
 	}
+	// An output before any call of its turn (no step open yet) is still a
+	// result, not dropped.
+	_, l = importLines(t, meta, prompt, item(`{"type":"function_call_output","call_id":"z","output":"stray"}`))
+	if ms := messagesOf(t, l); len(ms) != 2 || !strings.Contains(string(ms[1].content[0]), "stray") {
+		t.Errorf("an output with no step open: %d messages", len(ms))
+	}
 	// Rollbacks of 0, and of more turns than there are.
 	rb := func(n string) string {
 		return `{"timestamp":"2026-02-23T12:00:03.000Z","type":"event_msg","payload":{"type":"thread_rolled_back","num_turns":` + n + `}}`
