@@ -3,6 +3,7 @@ package claudecode_test
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -132,4 +133,40 @@ func mustRead(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestStepsAndTornNote: each response is a step of its own, with its
+// results; the torn-line note is there when the last line is torn, and
+// only then.
+func TestStepsAndTornNote(t *testing.T) {
+	lines := []string{
+		entry("user", "u", "", `{"role":"user","content":"go"}`),
+		entry("assistant", "a1", "u", `{"id":"m1","role":"assistant","model":"m","content":[{"type":"tool_use","id":"t1","name":"x","input":{}}]}`),
+		entry("user", "r1", "a1", `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"1"}]}`),
+		entry("assistant", "a2", "r1", `{"id":"m2","role":"assistant","model":"m","content":[{"type":"tool_use","id":"t2","name":"x","input":{}}]}`),
+		entry("user", "r2", "a2", `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","content":"2"}]}`),
+		entry("assistant", "a3", "r2", `{"id":"m3","role":"assistant","model":"m","content":[{"type":"text","text":"done"}]}`),
+	}
+	l, err := claudecode.Import(parseLines(t, lines...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []int64
+	for _, e := range l.Events {
+		if e.Type == event.TypeAssistantMessage || e.Type == event.TypeToolResult {
+			var d struct{ Step int64 }
+			json.Unmarshal(e.Data, &d)
+			steps = append(steps, d.Step)
+		}
+	}
+	if want := []int64{1, 1, 2, 2, 3}; !slices.Equal(steps, want) {
+		t.Errorf("steps %v, want %v", steps, want)
+	}
+	if len(l.Notes) != 0 {
+		t.Errorf("notes without a torn line: %v", l.Notes)
+	}
+	f, _ := claudecode.Parse(strings.NewReader(strings.Join(lines, "\n") + "\n{\"type\":\"us"))
+	if l, _ = claudecode.Import(f); len(l.Notes) != 1 || !strings.Contains(l.Notes[0].Detail, "torn last line of 11 bytes") {
+		t.Errorf("notes %v", l.Notes)
+	}
 }
