@@ -1,65 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/importer"
-	"github.com/surfacelog/surface/impl/importer/claudecode"
-	"github.com/surfacelog/surface/impl/importer/codex"
+	"github.com/surfacelog/surface/impl/importer/harness"
 )
-
-// harness is another agent harness whose session logs validate --from
-// checks (spec/harnesses.md): its rules, line by line, and its import.
-type harness struct {
-	check func(raw []byte) (findings []importer.Finding, torn int, err error)
-	load  func(raw []byte) (*importer.Log, error)
-}
-
-var harnesses = map[string]harness{
-	"codex": {
-		check: func(raw []byte) ([]importer.Finding, int, error) {
-			f, err := codex.Parse(bytes.NewReader(raw))
-			if err != nil {
-				return nil, 0, err
-			}
-			return codex.Check(f), f.Torn, nil
-		},
-		load: func(raw []byte) (*importer.Log, error) {
-			f, err := codex.Parse(bytes.NewReader(raw))
-			if err != nil {
-				return nil, err
-			}
-			return codex.Import(f)
-		},
-	},
-	"claude-code": {
-		check: func(raw []byte) ([]importer.Finding, int, error) {
-			f, err := claudecode.Parse(bytes.NewReader(raw))
-			if err != nil {
-				return nil, 0, err
-			}
-			return claudecode.Check(f), f.Torn, nil
-		},
-		load: func(raw []byte) (*importer.Log, error) {
-			f, err := claudecode.Parse(bytes.NewReader(raw))
-			if err != nil {
-				return nil, err
-			}
-			return claudecode.Import(f)
-		},
-	},
-}
 
 // validateHarness checks one log of another harness: its own rules
 // (every finding, each with its line), then its import, then the strict
 // rules of this library on the imported log (the first rule broken, at
 // its line). The file is only read.
-func (v *validator) validateHarness(path string, h harness) int {
+func (v *validator) validateHarness(path, name string) int {
 	stdout, prog := v.out, v.prog
 	f, err := os.Open(path)
 	if err != nil {
@@ -76,23 +31,18 @@ func (v *validator) validateHarness(path string, h harness) int {
 		size = fi.Size()
 	}
 	prog.phase("reading "+path, size)
-	raw, err := io.ReadAll(prog.reader(f))
+	res, err := harness.Read(name, prog.reader(f))
 	f.Close()
 	prog.finish()
 	if err != nil {
 		fmt.Fprintf(stdout, "%s: ERROR %v\n", path, err)
 		return validInput
 	}
-	findings, torn, err := h.check(raw)
-	if err != nil {
-		fmt.Fprintf(stdout, "%s: ERROR %v\n", path, err)
-		return validInput
-	}
+	findings, torn, log := res.Findings, res.Torn, res.Log
 	for _, x := range findings {
 		fmt.Fprintf(stdout, "%s:%d: %s %s\n", path, x.Line, x.Code, x.Detail)
 	}
-	log, err := h.load(raw)
-	if err != nil {
+	if err := res.ImportErr; err != nil {
 		n := len(findings)
 		if x, ok := err.(importer.Finding); ok {
 			if !slices.ContainsFunc(findings, func(y importer.Finding) bool { return y.Line == x.Line && y.Code == x.Code }) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/importer/harness"
 	"github.com/surfacelog/surface/impl/persist"
 	"github.com/surfacelog/surface/impl/released"
 	"github.com/surfacelog/surface/impl/session"
@@ -70,13 +71,12 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 	v := &validator{sessionID: *sessionID, withModel: *withModel, strict: *o.strict, prog: prog, out: stdout}
 	status := validOK
 	if *o.from != "" {
-		h, ok := harnesses[*o.from]
-		if !ok {
+		if !harness.Known(*o.from) {
 			fmt.Fprintf(stderr, "conformance validate: --from %q: want codex or claude-code\n", *o.from)
 			return validInput
 		}
 		for _, path := range paths {
-			status = max(status, v.validateHarness(path, h))
+			status = max(status, v.validateHarness(path, *o.from))
 		}
 		return status
 	}

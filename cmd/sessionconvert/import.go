@@ -8,14 +8,12 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/surfacelog/surface/impl/importer"
-	"github.com/surfacelog/surface/impl/importer/claudecode"
-	"github.com/surfacelog/surface/impl/importer/codex"
+	"github.com/surfacelog/surface/impl/importer/harness"
 )
 
 // importCmd is sessionconvert -from HARNESS IN OUT.
 func importCmd(from, to string, args []string, stdout, stderr io.Writer) int {
-	if (to != "" && to != "b736") || len(args) != 2 || (from != "codex" && from != "claude-code") {
+	if (to != "" && to != "b736") || len(args) != 2 || !harness.Known(from) {
 		fmt.Fprintln(stderr, "usage: sessionconvert -from codex|claude-code IN OUT.jsonl")
 		return 2
 	}
@@ -29,25 +27,12 @@ func importCmd(from, to string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sessionconvert: %s: ERROR %v\n", in, err)
 		return 2
 	}
-	var findings []importer.Finding
-	var log *importer.Log
-	if from == "codex" {
-		f, perr := codex.Parse(bytes.NewReader(raw))
-		if perr != nil {
-			fmt.Fprintf(stderr, "sessionconvert: %s: ERROR %v\n", in, perr)
-			return 2
-		}
-		findings = codex.Check(f)
-		log, err = codex.Import(f)
-	} else {
-		f, perr := claudecode.Parse(bytes.NewReader(raw))
-		if perr != nil {
-			fmt.Fprintf(stderr, "sessionconvert: %s: ERROR %v\n", in, perr)
-			return 2
-		}
-		findings = claudecode.Check(f)
-		log, err = claudecode.Import(f)
+	res, err := harness.Read(from, bytes.NewReader(raw))
+	if err != nil {
+		fmt.Fprintf(stderr, "sessionconvert: %s: ERROR %v\n", in, err)
+		return 2
 	}
+	findings, log, err := res.Findings, res.Log, res.ImportErr
 	if err != nil {
 		fmt.Fprintf(stderr, "sessionconvert: %s: CANNOT IMPORT %v\n", in, err)
 		return 1
