@@ -3,12 +3,14 @@ package importer
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/surfacelog/surface/impl/event"
@@ -364,4 +366,37 @@ func (b *Builder) Log(h persist.Header) *Log {
 		out[i] = events[i].Clone()
 	}
 	return &Log{Header: h, Events: out, Lines: slices.Clone(b.lines), Kept: b.Kept, Mapped: b.Mapped}
+}
+
+// AnswerPending answers the calls still waiting (pending: call id → the
+// seq of the node that made it), before a user-side message, with the
+// result the harness itself gives them at its next request, marked
+// synthetic by meta(id): in the order of their calls (ties by id), in the
+// open step (opening one if none is). The harness never writes these
+// results; a provider refuses a call without one.
+func (b *Builder) AnswerPending(pending map[string]int64, text string, meta func(id string) json.RawMessage) error {
+	if len(pending) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(pending))
+	for id := range pending {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(x, y string) int {
+		if pending[x] != pending[y] {
+			return cmp.Compare(pending[x], pending[y])
+		}
+		return strings.Compare(x, y)
+	})
+	if !b.stepOpen {
+		if err := b.StartStep(); err != nil {
+			return err
+		}
+	}
+	for _, id := range ids {
+		if _, err := b.Surface(event.ToolResultData{Turn: b.turn, Step: b.step, CallID: id, Content: event.Text(text), IsError: true, Meta: meta(id)}, pending[id]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -2,7 +2,6 @@ package claudecode
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 
 	"github.com/surfacelog/surface/impl/event"
@@ -320,30 +319,13 @@ func (im *imp) result(blk []byte) error {
 // with the result Claude Code gives them on an interrupt, marked
 // synthetic.
 func (im *imp) closePending() error {
-	if len(im.pending) == 0 {
-		return nil
-	}
-	ids := make([]string, 0, len(im.pending))
+	calls := make(map[string]int64, len(im.pending))
 	for id := range im.pending {
-		ids = append(ids, id)
-	}
-	slices.SortFunc(ids, func(a, c string) int {
-		if im.callSeq[a] != im.callSeq[c] {
-			return int(im.callSeq[a] - im.callSeq[c])
-		}
-		return strings.Compare(a, c)
-	})
-	b := im.b
-	turn, _ := b.Turn()
-	step, _ := b.Step()
-	for _, id := range ids {
-		if _, err := b.Surface(event.ToolResultData{Turn: turn, Step: step, CallID: id, Content: event.Text(interrupted), IsError: true, Meta: json.RawMessage(`{"synthetic":true}`)}, im.callSeq[id]); err != nil {
-			return err
-		}
-		delete(im.pending, id)
+		calls[id] = im.callSeq[id]
 		im.answered[id] = true
 	}
-	return nil
+	clear(im.pending)
+	return im.b.AnswerPending(calls, interrupted, func(string) json.RawMessage { return json.RawMessage(`{"synthetic":true}`) })
 }
 
 func quote(s string) string {

@@ -1,9 +1,7 @@
 package codex
 
 import (
-	"cmp"
 	"encoding/json"
-	"slices"
 	"strings"
 
 	"github.com/surfacelog/surface/impl/event"
@@ -222,30 +220,14 @@ func (im *imp) assistant(it json.RawMessage, kind string) error {
 // ("aborted", spec/harnesses.md §1.6), marked synthetic: Codex never
 // writes it to the file, and a provider refuses a call without output.
 func (im *imp) closePending() error {
-	if len(im.pending) == 0 {
-		return nil
-	}
-	ids := make([]string, 0, len(im.pending))
+	calls := make(map[string]int64, len(im.pending))
 	for id := range im.pending {
-		ids = append(ids, id)
+		calls[id] = im.callSeq[id]
 	}
-	slices.SortFunc(ids, func(a, b string) int { return cmp.Compare(im.callSeq[a], im.callSeq[b]) })
-	b := im.b
-	if _, open := b.Step(); !open {
-		if err := b.StartStep(); err != nil {
-			return err
-		}
-	}
-	turn, _ := b.Turn()
-	step, _ := b.Step()
-	for _, id := range ids {
-		meta := `{"codexType":` + quote(outputFor[im.callKind[id]]) + `,"synthetic":true}`
-		if _, err := b.Surface(event.ToolResultData{Turn: turn, Step: step, CallID: id, Content: event.Text("aborted"), IsError: true, Meta: json.RawMessage(meta)}, im.callSeq[id]); err != nil {
-			return err
-		}
-		delete(im.pending, id)
-	}
-	return nil
+	clear(im.pending)
+	return im.b.AnswerPending(calls, "aborted", func(id string) json.RawMessage {
+		return json.RawMessage(`{"codexType":` + quote(outputFor[im.callKind[id]]) + `,"synthetic":true}`)
+	})
 }
 
 func (im *imp) output(it json.RawMessage, kind string) error {
