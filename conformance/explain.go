@@ -808,6 +808,9 @@ var npmRules = []Explanation{
 	{"D63", "a packed row of an unknown kind: the released reader stops there and takes the rest as a torn tail", func(c *failing) bool {
 		return c.op("released_open") && c.want("event.invalid_envelope") && c.got("success") && c.unknownPackedKind()
 	}},
+	{"D66", "a zstd frame descriptor with the unused bit set: the released reader's frame scanner refuses it as it refuses the reserved bit", func(c *failing) bool {
+		return c.op("released_open") && c.want("success") && !c.got("success") && c.unusedFrameBit()
+	}},
 }
 
 func dataOf(b []byte) map[string]json.RawMessage {
@@ -853,6 +856,17 @@ func (c *failing) unknownPackedKind() bool {
 		}
 	}
 	return false
+}
+
+// unusedFrameBit reports whether a released_open's file is a .jsonl.zstd
+// whose first frame descriptor has the unused bit 4 set (RFC 8878
+// §3.1.1.1.1) and not the reserved bit 3.
+func (c *failing) unusedFrameBit() bool {
+	if c.step.File == nil {
+		return false
+	}
+	b := *c.step.File
+	return len(b) > 4 && b[0] == 0x28 && b[1] == 0xb5 && b[2] == 0x2f && b[3] == 0xfd && b[4]&0x18 == 0x10
 }
 
 // releasedText is a released_open's file as text (a .jsonl.zstd

@@ -123,6 +123,13 @@ func TestExplainNeedsItsEvidence(t *testing.T) {
 		{"an unknown type", SeedB736, "D20", "surface.edge.append.unknown_type.001", "", func(v *Vector) {
 			v.Steps[6].Type = text("user/message")
 		}},
+		{"the unused frame bit", SeedNpmRC8, "D66", "released.open.zstd_unused_bit.001", "", func(v *Vector) {
+			// The same frames with the reserved bit 3 set instead: a
+			// corrupt file both readers must refuse, not D66.
+			f := slices.Clone(*v.Steps[0].File)
+			f[4] ^= 0x18
+			v.Steps[0].File = &f
+		}},
 		{"a boundary outside a turn", SeedNpmRC8, "D62", "surface.exhaustive.075", "", func(v *Vector) {
 			ts := text("turn/start")
 			v.Steps = slices.Insert(v.Steps, 0, Step{Op: "append", Type: ts, DataText: text(`{"turn":1,"trigger":{"kind":"message"}}`)})

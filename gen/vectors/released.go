@@ -15,6 +15,7 @@ import (
 	"github.com/surfacelog/surface/impl/released"
 	"github.com/surfacelog/surface/impl/session"
 	"github.com/surfacelog/surface/internal/traffic"
+	"github.com/surfacelog/surface/internal/zstdframe"
 )
 
 // --- the released seed system's files (REL-1 to REL-5; FeatureReleased) ---
@@ -67,6 +68,39 @@ func releasedVectors() []conformance.Vector {
 		}
 		return &out
 	}
+	handFrames := func(batches ...[]string) *[]byte { // the header frame, then one hand-built frame per batch, each of another shape
+		shapes := []zstdframe.Shape{
+			{Single: true, Checksum: true},
+			{Window: 3},
+			{DictSize: 1, FCSFlag: 1, Window: 7, Checksum: true},
+			{DictSize: 2, FCSFlag: 2, Single: true, Checksum: true},
+			{DictSize: 4, FCSFlag: 3, Window: 0, Checksum: true},
+		}
+		texts := []string{header + "\n"}
+		for _, b := range batches {
+			texts = append(texts, strings.Join(b, "\n")+"\n")
+		}
+		var out []byte
+		for i, text := range texts {
+			s := shapes[i%len(shapes)]
+			if !s.Fits(len(text)) {
+				s.FCSFlag = 2
+			}
+			out = append(out, zstdframe.Frame(s, zstdframe.Split([]byte(text), min(s.MaxBlock(len(text)), 40), 2))...)
+		}
+		return &out
+	}
+	unusedBit := func(batches ...[]string) *[]byte {
+		texts := []string{header + "\n"}
+		for _, b := range batches {
+			texts = append(texts, strings.Join(b, "\n")+"\n")
+		}
+		var out []byte
+		for _, text := range texts {
+			out = append(out, zstdframe.Frame(zstdframe.Shape{FCSFlag: 2, Unused: true, Checksum: true, Window: 5}, []zstdframe.Block{zstdframe.Raw([]byte(text))})...)
+		}
+		return &out
+	}
 	open := func(f *[]byte) conformance.Step { return conformance.Step{Op: "released_open", File: f} }
 	at5 := func(t, data, rest string) string { return ev(5, t, data, rest) }
 	rewrite := func(data string, start, end int, sources string) string {
@@ -88,6 +122,10 @@ func releasedVectors() []conformance.Vector {
 				ev(9, "session/end-seed", `{}`, ""))...))}, []string{"REL-1", "REL-2", "REL-4", "REL-5"}},
 		{"zstd", "REL-1: a .jsonl.zstd file, a header frame and one checksummed frame per batch, loads like the plain file", []conformance.Step{
 			open(frames(head[:2], head[2:], []string{turnEnd(5)}))}, []string{"REL-1"}},
+		{"zstd_frame_shapes", "REL-1: frames of every shape RFC 8878 allows, written by hand: single-segment with a 1-byte size, windowed without a size, raw and RLE blocks, a dictionary ID of 0 in 1, 2 and 4 bytes, a 2-, 4- and 8-byte size, no checksum: all load like the plain file", []conformance.Step{
+			open(handFrames(head[:2], head[2:], []string{turnEnd(5)}))}, []string{"REL-1"}},
+		{"zstd_unused_bit", "REL-1 (D66): a frame descriptor with the unused bit 4 set, which RFC 8878 says a decoder must not interpret, loads like the plain file", []conformance.Step{
+			open(unusedBit(head[:2], head[2:], []string{turnEnd(5)}))}, []string{"REL-1"}},
 		{"packed_rows", "REL-1: packed chunk rows (text, reasoning, tool-call) stand for the assistant/chunk events they pack, their dt summed into times; a plain first tool-call delta with name precedes its row", []conformance.Step{
 			open(plain(ev(0, "turn/start", `{"turn":1}`, ""),
 				`{"type":"text-chunks","seq0":1,"time0":5,"data":{"turn":1,"step":1,"index":0,"dt":[1,-1],"texts":["a","b","<c>"]}}`,

@@ -20,11 +20,14 @@ func IsZstd(data []byte) bool { return len(data) >= 4 && string(data[:4]) == str
 // decompressing it, or ok == false when the frame is cut short (a torn
 // frame). A structure no frame has is an error.
 func frameEnd(data []byte) (n int, ok bool, err error) {
-	if len(data) < 5 {
-		return 0, false, nil
+	if len(data) < 4 {
+		return 0, false, nil // not even the magic yet
 	}
 	if !IsZstd(data) {
 		return 0, false, errors.New("no zstd frame magic")
+	}
+	if len(data) < 5 {
+		return 0, false, nil
 	}
 	fhd := data[4]
 	if fhd&0x08 != 0 {
