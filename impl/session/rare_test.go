@@ -1,0 +1,167 @@
+package session_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/observe"
+	"github.com/surfacelog/surface/impl/session"
+)
+
+// Values the state machines never draw, each beside its look-alike: a
+// seed past one and two progress marks and one exactly on a mark, a batch
+// of no drafts, a batch whose draft cannot be marshalled first, second or
+// third, a batch that answers a held steering message beside one refused
+// before it answers, and a batch that waits for another writer.
+
+// TestSeedProgressMarks: Seed and SeedJSON report every 65,536 events
+// and once at the end, the same marks for both; a log that ends on a
+// mark reports it twice (the mark, then the end).
+func TestSeedProgressMarks(t *testing.T) {
+	const mark = 65536
+	for _, n := range []int{0, 5, mark, 2*mark + 5} {
+		events := make([]event.Event, n)
+		lines := make([]json.RawMessage, n)
+		for i := range events {
+			events[i] = event.Event{Type: event.TypeTodoWrite, Seq: int64(i), Time: 1, Data: json.RawMessage(`{"todos":[]}`)}
+			lines[i], _ = json.Marshal(events[i])
+		}
+		var want [][2]int
+		for done := mark; done <= n; done += mark {
+			want = append(want, [2]int{done, n})
+		}
+		want = append(want, [2]int{n, n})
+		for _, seed := range []string{"Seed", "SeedJSON"} {
+			var got [][2]int
+			progress := session.WithSeedProgress(func(done, total int) { got = append(got, [2]int{done, total}) })
+			var err error
+			if seed == "Seed" {
+				_, err = session.Seed(events, progress)
+			} else {
+				_, err = session.SeedJSON(lines, progress)
+			}
+			if err != nil {
+				t.Fatalf("%s of %d: %v", seed, n, err)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s of %d: progress %v, want %v", seed, n, got, want)
+			}
+		}
+	}
+}
+
+// TestBatchRareShapes: a batch of no drafts appends nothing, fails
+// nothing and reports nothing; a draft whose data cannot be marshalled
+// stops the batch at its seq, whichever draft it is, with the drafts
+// before it appended and one record saying so.
+func TestBatchRareShapes(t *testing.T) {
+	var rec observe.Recorder
+	s := session.New(session.WithObserver(&rec))
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: json.RawMessage(turnOne)}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.AppendBatch(context.Background(), func(session.Tx) ([]session.Draft, error) { return nil, nil })
+	if err != nil || len(out) != 0 || s.Len() != 1 || len(rec.Appends) != 1 {
+		t.Fatalf("empty batch: %d events, %v, log %d, %d records", len(out), err, s.Len(), len(rec.Appends))
+	}
+	todo := session.Draft{Type: event.TypeTodoWrite, Data: json.RawMessage(`{"todos":[]}`)}
+	bad := session.Draft{Type: event.TypeTodoWrite, Data: map[string]any{"todos": make(chan int)}}
+	for k := range 3 {
+		base := s.Len()
+		records := len(rec.Appends)
+		drafts := append(slices.Repeat([]session.Draft{todo}, k), bad, todo)
+		out, err := s.AppendBatch(context.Background(), func(session.Tx) ([]session.Draft, error) { return drafts, nil })
+		var ee *event.Error
+		if !errors.As(err, &ee) || ee.Seq != int64(base+k) || len(out) != k || s.Len() != base+k {
+			t.Fatalf("bad draft %d: %d events, %v (seq %v), log %d (was %d)", k, len(out), err, ee, s.Len(), base)
+		}
+		if len(rec.Appends) != records+1 {
+			t.Fatalf("bad draft %d: %d records", k, len(rec.Appends)-records)
+		}
+		if r := rec.Appends[len(rec.Appends)-1]; r.Type != event.TypeTodoWrite || r.Seq != int64(base) || r.Events != k || r.Err == nil {
+			t.Fatalf("bad draft %d: record %+v", k, r)
+		}
+	}
+}
+
+// TestBatchReleasesHeldSteering: a steering message held while a call is
+// pending is appended right after the batch that answers the call; a batch
+// refused at its first draft leaves it held.
+func TestBatchReleasesHeldSteering(t *testing.T) {
+	s := session.New()
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	ap := event.AppendIntent()
+	for _, a := range []struct {
+		ty   event.Type
+		data string
+	}{
+		{event.TypeTurnStart, turnOne},
+		{event.TypeUserMessage, userData},
+		{event.TypeAssistantMessage, `{"turn":1,"step":1,"content":[{"type":"tool-call","id":"a","name":"read","arguments":{}}]}`},
+	} {
+		var intent []event.Intent
+		if a.ty != event.TypeTurnStart {
+			intent = []event.Intent{ap}
+		}
+		if _, err := s.Append(context.Background(), event.Raw{Type: a.ty, Data: raw(a.data)}, intent...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, now, err := s.SteerWhenBalanced(raw(`{"turn":1,"content":[{"type":"text","text":"also"}],"source":{"kind":"user"}}`)); err != nil || now {
+		t.Fatalf("held: now %v, %v", now, err)
+	}
+	result := session.Draft{Type: event.TypeToolResult, Data: raw(`{"turn":1,"step":1,"callId":"a","content":[],"isError":false}`), Intent: &ap}
+	refused := session.Draft{Type: event.TypeToolResult, Data: raw(`{"turn":1,"step":1,"callId":"a","content":[],"isError":false}`)} // no marker
+	before := s.Len()
+	if _, err := s.AppendBatch(context.Background(), func(session.Tx) ([]session.Draft, error) { return []session.Draft{refused}, nil }); err == nil || s.Len() != before {
+		t.Fatalf("refused batch: %v, log %d (was %d)", err, s.Len(), before)
+	}
+	out, err := s.AppendBatch(context.Background(), func(session.Tx) ([]session.Draft, error) { return []session.Draft{result}, nil })
+	if err != nil || len(out) != 1 {
+		t.Fatal(err)
+	}
+	events := s.Events()
+	if len(events) != before+2 || events[before].Type != event.TypeToolResult || events[before+1].Type != event.TypeSteeringMessage {
+		t.Fatalf("after the answering batch: %d events (was %d), last %v", len(events), before, events[len(events)-1].Type)
+	}
+}
+
+// TestBatchLockWaitObserved: a batch that waits for another writer's
+// store write reports the wait.
+func TestBatchLockWaitObserved(t *testing.T) {
+	var rec observe.Recorder
+	inWrite := make(chan struct{})
+	var once bool
+	write := func(context.Context, []event.Event) error {
+		if !once {
+			once = true
+			close(inWrite)
+			time.Sleep(5 * time.Millisecond)
+		}
+		return nil
+	}
+	s := session.New(session.WithObserver(&rec), session.WithWriteAhead(write))
+	done := make(chan error)
+	go func() {
+		_, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: json.RawMessage(turnOne)})
+		done <- err
+	}()
+	<-inWrite
+	if _, err := s.AppendBatch(context.Background(), func(session.Tx) ([]session.Draft, error) {
+		return []session.Draft{{Type: event.TypeTodoWrite, Data: json.RawMessage(`{"todos":[]}`)}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(rec.Appends, func(a observe.Append) bool { return a.Type == event.TypeTodoWrite })
+	if len(rec.Appends) != 2 || i < 0 || rec.Appends[i].LockWait <= 0 {
+		t.Fatalf("records %+v", rec.Appends)
+	}
+}
