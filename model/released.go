@@ -16,9 +16,9 @@ import (
 // The model of the released seed system's files (spec §13, REL-1 to
 // REL-5), written plainly and apart from impl/released: the file is read
 // line by line, each event checked against the log before it, the surface
-// kept as a slice. zstd frames are decompressed by klauspost/compress as a
-// whole; the model does not tell a torn frame from a damaged one (the
-// vectors give it whole frames).
+// kept as a slice. zstd frames are found by their structure and
+// decompressed by klauspost/compress; a torn last frame gives what a
+// streaming decoder gives of it, block by block.
 
 // Released is what a released file holds, by the released rules.
 type Released struct {
@@ -53,17 +53,30 @@ func relErr(code event.Code, index int, format string, args ...any) *event.Error
 // OpenReleased reads a released session file (plain JSONL or .jsonl.zstd)
 // and checks it by the released rules.
 func OpenReleased(data []byte) (*Released, error) {
+	zstdTorn := 0
 	if bytes.HasPrefix(data, []byte{0x28, 0xb5, 0x2f, 0xfd}) {
+		whole, torn, err := zstdFrames(data)
+		if err != nil {
+			return nil, relErr(event.CodePersistCorrupt, -1, "zstd: %v", err)
+		}
 		dec, err := zstd.NewReader(nil)
 		if err != nil {
 			return nil, err
 		}
-		plain, err := dec.DecodeAll(data, nil)
-		dec.Close()
+		plain, err := dec.DecodeAll(whole, nil)
 		if err != nil {
+			dec.Close()
 			return nil, relErr(event.CodePersistCorrupt, -1, "zstd: %v", err)
 		}
-		data = plain
+		// A torn last frame: what a streaming decoder gives of it (its
+		// whole blocks, then what arrived of a raw block), up to its last
+		// complete record.
+		got := streamed(dec, torn)
+		dec.Close()
+		if i := bytes.LastIndexByte(got, '\n'); i >= 0 {
+			plain = append(plain, got[:i+1]...)
+		}
+		data, zstdTorn = plain, len(torn)
 	}
 	text := string(data)
 	nl := strings.IndexByte(text, '\n')
@@ -99,6 +112,7 @@ func OpenReleased(data []byte) (*Released, error) {
 		events = append(events, expanded...)
 	}
 	r.Events = len(events)
+	r.TornBytes += zstdTorn
 	var log []map[string]json.RawMessage
 	r.Surface = []int64{}
 	for i, line := range events {
@@ -416,4 +430,113 @@ func identifiedProblem(typ string, data json.RawMessage) string {
 		}
 	}
 	return ""
+}
+
+// zstdFrames splits a .jsonl.zstd file into its whole frames and a torn
+// last frame, by the frame format (RFC 8878): magic, descriptor, window,
+// dictionary ID and content size, then blocks until the last, then the
+// checksum when the descriptor says so.
+func zstdFrames(data []byte) (whole, torn []byte, err error) {
+	at := 0
+	for at < len(data) {
+		end, ok := frameEnd(data[at:])
+		if !ok {
+			if len(data)-at >= 4 && !bytes.HasPrefix(data[at:], []byte{0x28, 0xb5, 0x2f, 0xfd}) {
+				return nil, nil, fmt.Errorf("no frame magic at byte %d", at)
+			}
+			return data[:at], data[at:], nil
+		}
+		at += end
+	}
+	return data, nil, nil
+}
+
+// frameEnd is the length of the frame data starts with; ok is false when
+// the data stops before the frame does.
+func frameEnd(f []byte) (int, bool) {
+	if len(f) < 5 || !bytes.HasPrefix(f, []byte{0x28, 0xb5, 0x2f, 0xfd}) {
+		return 0, false
+	}
+	n := headerLen(f[4])
+	for {
+		if n+3 > len(f) {
+			return 0, false
+		}
+		h := int(f[n]) | int(f[n+1])<<8 | int(f[n+2])<<16
+		size := h >> 3
+		if (h>>1)&3 == 1 { // RLE: one byte on the wire
+			size = 1
+		}
+		n += 3 + size
+		if n > len(f) {
+			return 0, false
+		}
+		if h&1 == 1 {
+			break
+		}
+	}
+	if f[4]&0x04 != 0 {
+		n += 4
+	}
+	return n, n <= len(f)
+}
+
+// headerLen is the length of a frame header with descriptor d.
+func headerLen(d byte) int {
+	n := 5 + []int{0, 1, 2, 4}[d&3] + []int{0, 2, 4, 8}[d>>6]
+	if d&0x20 == 0 {
+		n++ // window descriptor
+	} else if d>>6 == 0 {
+		n++ // a single-segment frame's 1-byte size
+	}
+	return n
+}
+
+// streamed is what a streaming decoder gives of a frame cut short: block
+// by block, each whole block's content (a compressed one decoded with the
+// blocks before it, as a frame of its own: windowed 64 MiB, no size, no
+// checksum), then the bytes that arrived of a raw block.
+func streamed(dec *zstd.Decoder, torn []byte) []byte {
+	if len(torn) < 5 || len(torn) < headerLen(torn[4]) {
+		return nil
+	}
+	d := torn[4]
+	blocks := []byte{}
+	var out []byte
+	for n := headerLen(d); n+3 <= len(torn); {
+		h := int(torn[n]) | int(torn[n+1])<<8 | int(torn[n+2])<<16
+		typ, size := (h>>1)&3, h>>3
+		wire := size
+		if typ == 1 {
+			wire = 1
+		}
+		if n+3+wire > len(torn) {
+			if typ == 0 {
+				out = append(out, torn[n+3:]...)
+			}
+			break
+		}
+		blocks = append(blocks, torn[n:n+3+wire]...)
+		// A frame of the blocks so far, the last one marked last.
+		frame := append([]byte{0x28, 0xb5, 0x2f, 0xfd, d & 3, 16 << 3}, torn[5+boolInt(d&0x20 == 0):5+boolInt(d&0x20 == 0)+[]int{0, 1, 2, 4}[d&3]]...)
+		frame = append(frame, blocks...)
+		frame[len(frame)-3-wire] |= 1
+		content, err := dec.DecodeAll(frame, nil)
+		if err != nil {
+			return out
+		}
+		out = content
+		n += 3 + wire
+		if h&1 == 1 {
+			break
+		}
+	}
+	return out
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -101,6 +101,16 @@ func releasedVectors() []conformance.Vector {
 		}
 		return &out
 	}
+	cut := func(f *[]byte, n int) *[]byte { // the file without its last n bytes
+		b := (*f)[:len(*f)-n]
+		return &b
+	}
+	rawLast := func(first, last []string) *[]byte { // Go-encoded frames, then the last batch as one raw block (no checksum)
+		out := *frames(first)
+		text := strings.Join(last, "\n") + "\n"
+		out = append(out, zstdframe.Frame(zstdframe.Shape{Window: 7}, []zstdframe.Block{zstdframe.Raw([]byte(text))})...)
+		return &out
+	}
 	open := func(f *[]byte) conformance.Step { return conformance.Step{Op: "released_open", File: f} }
 	at5 := func(t, data, rest string) string { return ev(5, t, data, rest) }
 	rewrite := func(data string, start, end int, sources string) string {
@@ -126,6 +136,11 @@ func releasedVectors() []conformance.Vector {
 			open(handFrames(head[:2], head[2:], []string{turnEnd(5)}))}, []string{"REL-1"}},
 		{"zstd_unused_bit", "REL-1 (D66): a frame descriptor with the unused bit 4 set, which RFC 8878 says a decoder must not interpret, loads like the plain file", []conformance.Step{
 			open(unusedBit(head[:2], head[2:], []string{turnEnd(5)}))}, []string{"REL-1"}},
+		{"zstd_torn_frame", "REL-1: a last frame cut short keeps the records it holds whole, as a streaming decoder gives them (its whole blocks, then what arrived of a raw block), and its bytes are torn: cut in its checksum (every block whole), inside a raw block after three whole records, inside its first record, inside its header", []conformance.Step{
+			open(cut(frames(head[:2], head[2:], []string{turnEnd(5)}), 1)),
+			open(cut(rawLast(head[:2], append(head[2:], turnEnd(5))), len(turnEnd(5))/2)),
+			open(cut(rawLast(head[:2], append(head[2:], turnEnd(5))), len(strings.Join(append(head[2:], turnEnd(5)), "\n"))-20)),
+			open(cut(rawLast(head[:2], append(head[2:], turnEnd(5))), len(strings.Join(append(head[2:], turnEnd(5)), "\n"))+3+2))}, []string{"REL-1"}},
 		{"packed_rows", "REL-1: packed chunk rows (text, reasoning, tool-call) stand for the assistant/chunk events they pack, their dt summed into times; a plain first tool-call delta with name precedes its row", []conformance.Step{
 			open(plain(ev(0, "turn/start", `{"turn":1}`, ""),
 				`{"type":"text-chunks","seq0":1,"time0":5,"data":{"turn":1,"step":1,"index":0,"dt":[1,-1],"texts":["a","b","<c>"]}}`,

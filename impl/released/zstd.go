@@ -3,7 +3,6 @@ package released
 import (
 	"bytes"
 	"errors"
-	"io"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/surfacelog/surface/impl/event"
@@ -102,17 +101,108 @@ func frames(data []byte) (plain [][]byte, torn []byte, err error) {
 	return plain, nil, nil
 }
 
-// recover decodes what it can of a torn frame and returns its complete
-// JSONL records (up to the last newline), or nil.
+// recoverTorn returns the complete JSONL records (up to the last newline)
+// of what a torn frame holds whole, or nil: the content of every block
+// that arrived whole, then the bytes that arrived of a raw block cut short
+// (a raw block's bytes are its content). A streaming decoder gives the
+// same; the Go decoder's streaming reader keeps a frame's last block until
+// the checksum that follows it arrives, so a frame torn in its checksum
+// would give nothing (REL-1: the records a torn frame holds are kept).
 func recoverTorn(torn []byte) []byte {
-	dec, err := zstd.NewReader(bytes.NewReader(torn), zstd.WithDecoderConcurrency(1))
-	if err != nil {
-		return nil
-	}
-	defer dec.Close()
-	out, _ := io.ReadAll(dec)
+	out := tornContent(torn)
 	if i := bytes.LastIndexByte(out, '\n'); i >= 0 {
 		return out[:i+1]
 	}
 	return nil
+}
+
+// tornContent decodes the whole blocks of a torn frame as a frame of their
+// own (windowed, no content size, no checksum, the last whole block marked
+// last) and appends the part of a raw block cut short.
+func tornContent(torn []byte) []byte {
+	if len(torn) < 5 || !IsZstd(torn) || torn[4]&0x08 != 0 {
+		return nil
+	}
+	fhd := torn[4]
+	single := fhd&0x20 != 0
+	pos := 5
+	var window byte
+	if !single {
+		if len(torn) < 6 {
+			return nil
+		}
+		window = torn[5]
+		pos++
+	}
+	dictLen := []int{0, 1, 2, 4}[fhd&0x03]
+	fcsLen := []int{0, 2, 4, 8}[fhd>>6]
+	if fcsLen == 0 && single {
+		fcsLen = 1
+	}
+	if pos+dictLen+fcsLen > len(torn) {
+		return nil
+	}
+	dict := torn[pos : pos+dictLen]
+	pos += dictLen
+	if single {
+		// The window of a single-segment frame is its content size: the
+		// frame written here needs a descriptor at least that large.
+		var size uint64
+		for i := fcsLen - 1; i >= 0; i-- {
+			size = size<<8 | uint64(torn[pos+i])
+		}
+		if fcsLen == 2 {
+			size += 256
+		}
+		exp := 0
+		for exp < 31 && uint64(1)<<(10+exp) < size {
+			exp++
+		}
+		window = byte(exp << 3)
+	}
+	pos += fcsLen
+	var blocks [][]byte // whole blocks, header included
+	var partial []byte  // the bytes of a raw block cut short
+	for pos+3 <= len(torn) {
+		h := uint32(torn[pos]) | uint32(torn[pos+1])<<8 | uint32(torn[pos+2])<<16
+		typ, size := (h>>1)&3, int(h>>3)
+		if typ == 3 {
+			break
+		}
+		if typ == 1 {
+			size = 1
+		}
+		if pos+3+size > len(torn) {
+			if typ == 0 {
+				partial = torn[pos+3:]
+			}
+			break
+		}
+		blocks = append(blocks, torn[pos:pos+3+size])
+		pos += 3 + size
+		if h&1 == 1 {
+			break
+		}
+	}
+	var out []byte
+	if len(blocks) > 0 {
+		frame := append(bytes.Clone(zstdMagic), fhd&0x03, window)
+		frame = append(frame, dict...)
+		for i, b := range blocks {
+			start := len(frame)
+			frame = append(frame, b...)
+			if i == len(blocks)-1 {
+				frame[start] |= 1 // the last block
+			}
+		}
+		dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil
+		}
+		defer dec.Close()
+		if out, err = dec.DecodeAll(frame, nil); err != nil {
+			return nil
+		}
+	}
+	return append(out, partial...)
 }

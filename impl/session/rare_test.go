@@ -165,3 +165,43 @@ func TestBatchLockWaitObserved(t *testing.T) {
 		t.Fatalf("records %+v", rec.Appends)
 	}
 }
+
+// TestAppendRefusedBeforeASeq: an append refused before it has a seq (no
+// data, a nil *event.Raw, two intents, data that cannot be marshalled)
+// fails with seq -1 in its error and in its record, never a seq of the
+// log; the record names the type when there is one.
+func TestAppendRefusedBeforeASeq(t *testing.T) {
+	var rec observe.Recorder
+	s := session.New(session.WithObserver(&rec))
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: json.RawMessage(turnOne)}); err != nil {
+		t.Fatal(err)
+	}
+	var nilRaw *event.Raw
+	cases := []struct {
+		name string
+		data event.Data
+		in   []event.Intent
+		code event.Code
+		ty   event.Type
+	}{
+		{"nil data", nil, nil, event.CodeDataInvalid, ""},
+		{"nil *event.Raw", nilRaw, nil, event.CodeDataInvalid, ""},
+		{"two intents", event.Raw{Type: event.TypeUserMessage, Data: json.RawMessage(userData)}, []event.Intent{event.AppendIntent(), event.AppendIntent()}, event.CodeOpInvalid, event.TypeUserMessage},
+		{"data that cannot be marshalled", event.Raw{Type: event.TypeTodoWrite, Data: map[string]any{"todos": func() {}}}, nil, "", event.TypeTodoWrite},
+	}
+	for _, c := range cases {
+		_, err := s.Append(context.Background(), c.data, c.in...)
+		var ee *event.Error
+		if !errors.As(err, &ee) || ee.Seq != -1 || (c.code != "" && ee.Code != c.code) {
+			t.Errorf("%s: %v (seq %v)", c.name, err, ee)
+			continue
+		}
+		r := rec.Appends[len(rec.Appends)-1]
+		if r.Seq != -1 || r.Type != c.ty || r.Err == nil || r.Events != 0 {
+			t.Errorf("%s: record %+v", c.name, r)
+		}
+	}
+	if s.Len() != 1 || len(rec.Appends) != 1+len(cases) {
+		t.Fatalf("log %d, %d records", s.Len(), len(rec.Appends))
+	}
+}

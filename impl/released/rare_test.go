@@ -1,0 +1,123 @@
+package released
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/internal/zstdframe"
+)
+
+// Values the other tests never vary, each beside its look-alike: which
+// frame a refusal names (second, third, fourth), the seq a refusal
+// carries (none for the file, the event's for a record), an empty frame
+// in the middle and at the end, a blank line before a turn/end and after
+// the last, and a frame torn only in its checksum.
+
+func frameOf(text string) []byte {
+	s := zstdframe.Shape{FCSFlag: 3, Checksum: true}
+	return zstdframe.Frame(s, zstdframe.Split([]byte(text), s.MaxBlock(len(text)), 1<<30))
+}
+
+func framesOf(texts ...string) []byte {
+	var out []byte
+	for _, t := range texts {
+		out = append(out, frameOf(t)...)
+	}
+	return out
+}
+
+func joined(lines []string) string { return strings.Join(lines, "\n") + "\n" }
+
+// TestRefusalsNameTheirFrame: a complete frame that ends inside a record,
+// and a record that is no event, are refused naming the frame they are
+// in, whichever it is; the first carries no seq, the second its event's.
+func TestRefusalsNameTheirFrame(t *testing.T) {
+	for k := 2; k <= 4; k++ {
+		texts := []string{header + "\n", joined(batches[0]), joined(batches[1]), joined(batches[2])}
+		before := 0
+		for _, b := range batches[:k-2] {
+			before += len(b)
+		}
+		cut := slicesClone(texts)
+		cut[k-1] = strings.TrimSuffix(cut[k-1], "\n")
+		_, err := Read(framesOf(cut...))
+		var ee *event.Error
+		if !errors.As(err, &ee) || ee.Code != event.CodePersistCorrupt || ee.Seq != -1 || !strings.Contains(err.Error(), fmt.Sprintf("zstd frame %d ", k)) {
+			t.Errorf("frame %d ends inside a record: %v (%+v)", k, err, ee)
+		}
+		bad := slicesClone(texts)
+		bad[k-1] = `{"type":"text-chunks","seq0":2,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a","b","c"]}}` + "\n" + bad[k-1]
+		_, err = Read(framesOf(bad...))
+		if !errors.As(err, &ee) || ee.Code != event.CodePersistCorrupt || !strings.Contains(err.Error(), fmt.Sprintf("zstd frame %d:", k)) {
+			t.Errorf("a bad record in frame %d: %v", k, err)
+		}
+	}
+	for _, data := range [][]byte{framesOf(header + "\n" + batches[0][0] + "\n"), framesOf("not a header\n"), nil} {
+		_, err := Read(data)
+		var ee *event.Error
+		if len(data) > 0 && (!errors.As(err, &ee) || ee.Seq != -1) {
+			t.Errorf("%q: %v", data, err)
+		}
+	}
+}
+
+func slicesClone(s []string) []string { return append([]string(nil), s...) }
+
+// TestEmptyFrames: a frame with no content, between batches or last,
+// holds no record and is counted.
+func TestEmptyFrames(t *testing.T) {
+	want, err := Read(plainFile(batches))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, texts := range [][]string{
+		{header + "\n", joined(batches[0]), "", joined(batches[1]), joined(batches[2])},
+		{header + "\n", joined(batches[0]), joined(batches[1]), joined(batches[2]), ""},
+	} {
+		l, err := Read(framesOf(texts...))
+		if err != nil || l.Frames != 5 || len(l.Events) != len(want.Events) || l.TornBytes != 0 {
+			t.Errorf("%d frames, %d events, %v", l.Frames, len(l.Events), err)
+		}
+	}
+}
+
+// TestBlankLines: a blank line in a plain file does not parse: before a
+// turn/end it is corruption, after the last one a torn tail (its newline
+// counted), beside a last line that merely lacks its newline.
+func TestBlankLines(t *testing.T) {
+	good := string(plainFile(batches))
+	lines := strings.Split(strings.TrimSuffix(good, "\n"), "\n")
+	mid := joined(append(append(slicesClone(lines[:4]), ""), lines[4:]...))
+	if _, err := Read([]byte(mid)); !errors.Is(err, event.CodePersistCorrupt) {
+		t.Errorf("a blank line before a turn/end: %v", err)
+	}
+	for tail, torn := range map[string]int{"\n": 1, "\n\n": 2, "\n{": 2, "{": 1} {
+		l, err := Read([]byte(good + tail))
+		if err != nil || l.TornBytes != torn || len(l.Events) != 14 {
+			t.Errorf("tail %q: %v, %d torn bytes (want %d), %d events", tail, err, l.TornBytes, torn, len(l.Events))
+		}
+	}
+}
+
+// TestTornInItsChecksum: a last frame cut in its checksum has every block
+// whole: all its records are recovered, and it is still reported torn.
+func TestTornInItsChecksum(t *testing.T) {
+	texts := []string{header + "\n", joined(batches[0]), joined(batches[1]), joined(batches[2])}
+	z := framesOf(texts...)
+	for cut := 1; cut <= 4; cut++ {
+		l, err := Read(z[:len(z)-cut])
+		if err != nil || l.Frames != 3 || l.TornBytes != len(frameOf(texts[3]))-cut || len(l.Events) != 14 {
+			t.Errorf("cut %d bytes into the checksum: %v, %d frames, %d torn, %d events", cut, err, l.Frames, l.TornBytes, len(l.Events))
+		}
+	}
+	// The look-alike: cut inside the block, the record is not whole.
+	l, err := Read(z[:len(z)-4-3])
+	if err != nil || len(l.Events) != 13 {
+		t.Errorf("cut inside the last block: %v, %d events", err, len(l.Events))
+	}
+	_ = bytes.MinRead
+}
