@@ -2,6 +2,8 @@ package released
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/surfacelog/surface/internal/zstdframe"
 )
 
 // The tests in this file read .jsonl.zstd files written by the reference C
@@ -215,4 +218,57 @@ func randomLog(r *rand.Rand) (string, [][]string) {
 		records = records[k:]
 	}
 	return `{"type":"session","version":0,"id":"s1","createdAt":1767225600000,"delegationDepth":0}`, batches
+}
+
+// TestSQLiteBlobsOfEveryProducer: schema 17's zstd data reads the same
+// whoever compressed it: the Go encoder, frames built by hand (raw and
+// RLE blocks, single-segment and windowed, with and without checksum), and
+// the reference encoder when its CLI is installed.
+func TestSQLiteBlobsOfEveryProducer(t *testing.T) {
+	producers := map[string]func([]byte) []byte{
+		"hand-built single-segment": func(b []byte) []byte {
+			s := zstdframe.Shape{Single: true, FCSFlag: 1, Checksum: true}
+			return zstdframe.Frame(s, zstdframe.Split(b, s.MaxBlock(len(b)), 4))
+		},
+		"hand-built windowed, no checksum": func(b []byte) []byte {
+			s := zstdframe.Shape{Window: 2}
+			return zstdframe.Frame(s, zstdframe.Split(b, s.MaxBlock(len(b)), 2))
+		},
+	}
+	if zstdCLI, err := exec.LookPath("zstd"); err == nil {
+		producers["libzstd"] = func(b []byte) []byte {
+			cmd := exec.Command(zstdCLI, "-q", "-c", "-3", "--check")
+			cmd.Stdin = bytes.NewReader(b)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+	}
+	var want []json.RawMessage
+	for _, name := range []string{"hand-built single-segment", "hand-built windowed, no checksum", "libzstd"} {
+		compress, ok := producers[name]
+		if !ok {
+			continue
+		}
+		path, db := writeDBWith(t, 17, compress)
+		l, err := ReadSQLite(context.Background(), path, "")
+		db.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		s, err := Check(l)
+		if err != nil || len(s.Messages) != 3 {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !strings.Contains(string(s.Events[4].Data), strings.Repeat("long ", 1000)) {
+			t.Fatalf("%s: the compressed row reads %.80s", name, s.Events[4].Data)
+		}
+		if want == nil {
+			want = s.Messages
+		} else if !equalMessages(want, s.Messages) {
+			t.Fatalf("%s derives other messages", name)
+		}
+	}
 }

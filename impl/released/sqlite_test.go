@@ -25,6 +25,17 @@ import (
 // open to keep the write-ahead log).
 func writeDB(t *testing.T, version int) (string, *sql.DB) {
 	t.Helper()
+	return writeDBWith(t, version, func(b []byte) []byte {
+		enc, _ := zstd.NewWriter(nil)
+		defer enc.Close()
+		return enc.EncodeAll(b, nil)
+	})
+}
+
+// writeDBWith is writeDB with schema 17's compressed data written by
+// compress.
+func writeDBWith(t *testing.T, version int, compress func([]byte) []byte) (string, *sql.DB) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "sessions.db")
 	db, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=WAL")
 	if err != nil {
@@ -47,9 +58,7 @@ func writeDB(t *testing.T, version int) (string, *sql.DB) {
 	big := `{"turn":1,"step":1,"message":{"id":"r1","role":"user","content":[{"type":"tool-result","toolCallId":"c1","content":[{"type":"text","text":"` + strings.Repeat("long ", 1000) + `"}],"isError":false}],"source":{"kind":"tool","callId":"c1"}}}`
 	var bigData any = big
 	if version == 17 { // at least 4096 bytes: stored compressed
-		enc, _ := zstd.NewWriter(nil)
-		bigData = enc.EncodeAll([]byte(big), nil)
-		enc.Close()
+		bigData = compress([]byte(big))
 	}
 	rows := []struct {
 		seq     int64
