@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -203,5 +204,126 @@ func TestAppendRefusedBeforeASeq(t *testing.T) {
 	}
 	if s.Len() != 1 || len(rec.Appends) != 1+len(cases) {
 		t.Fatalf("log %d, %d records", s.Len(), len(rec.Appends))
+	}
+}
+
+// TestAppendEventRareValues: AppendEvent keeps its own copy of the
+// sources it is given (the caller may reuse the slice) and refuses a
+// given seq of -1 as out of range (only Append assigns seqs), beside a
+// seq past the log's end and one already taken.
+func TestAppendEventRareValues(t *testing.T) {
+	s := session.New()
+	for _, e := range []event.Event{
+		{Type: event.TypeTurnStart, Seq: 0, Time: 1, Data: json.RawMessage(turnOne)},
+		{Type: event.TypeUserMessage, Seq: 1, Time: 1, Data: json.RawMessage(userData), Op: event.Append()},
+	} {
+		if _, err := s.AppendEvent(context.Background(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sources := []int64{1}
+	if _, err := s.AppendEvent(context.Background(), event.Event{Type: event.TypeUserMessage, Seq: 2, Time: 1, Data: json.RawMessage(userData), Op: event.Replace(1, 1), Sources: sources}); err != nil {
+		t.Fatal(err)
+	}
+	sources[0] = 0
+	if got := s.Events()[2].Sources; len(got) != 1 || got[0] != 1 {
+		t.Fatalf("the stored sources follow the caller's slice: %v", got)
+	}
+	if p, err := s.Provenance(2); err != nil || !slices.Equal(p, []int64{1}) {
+		t.Fatalf("provenance %v, %v", p, err)
+	}
+	for seq, code := range map[int64]event.Code{-1: event.CodeInvalidEnvelope, 4: event.CodeSeqNotContiguous, 2: event.CodeSeqNotContiguous} {
+		_, err := s.AppendEvent(context.Background(), event.Event{Type: event.TypeTodoWrite, Seq: seq, Time: 1, Data: json.RawMessage(`{"todos":[]}`)})
+		if !errors.Is(err, code) || s.Len() != 3 {
+			t.Errorf("seq %d: %v, log %d", seq, err, s.Len())
+		}
+	}
+}
+
+// TestAppendAndRepairTimed: an append that waits for another writer's
+// store write reports the wait; a repair's record has its start.
+func TestAppendAndRepairTimed(t *testing.T) {
+	var rec observe.Recorder
+	inWrite := make(chan struct{})
+	first := true
+	write := func(context.Context, []event.Event) error {
+		if first {
+			first = false
+			close(inWrite)
+			time.Sleep(5 * time.Millisecond)
+		}
+		return nil
+	}
+	s := session.New(session.WithObserver(&rec), session.WithWriteAhead(write))
+	done := make(chan error)
+	go func() {
+		_, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: json.RawMessage(turnOne)})
+		done <- err
+	}()
+	<-inWrite
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: json.RawMessage(`{"todos":[]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(rec.Appends, func(a observe.Append) bool { return a.Type == event.TypeTodoWrite })
+	if i < 0 || rec.Appends[i].LockWait <= 0 {
+		t.Fatalf("records %+v", rec.Appends)
+	}
+	if _, err := s.Repair(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Repairs) != 1 || rec.Repairs[0].Start.IsZero() || rec.Repairs[0].Closers != 1 {
+		t.Fatalf("repair records %+v", rec.Repairs)
+	}
+}
+
+// TestCancelledError: the error of an ended context carries the seq it
+// is given and no seed index; a live context gives none.
+func TestCancelledError(t *testing.T) {
+	if err := session.Cancelled(context.Background(), 3); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, seq := range []int64{-1, 0, 7} {
+		var ee *event.Error
+		if err := session.Cancelled(ctx, seq); !errors.As(err, &ee) || ee.Code != event.CodePersistCancelled || ee.Seq != seq || ee.Index != -1 || !errors.Is(err, context.Canceled) {
+			t.Errorf("seq %d: %v %+v", seq, err, ee)
+		}
+	}
+}
+
+// TestTraceOfABatch: a traced batch writes one line per event, each with
+// the surface just after it, the replace's line before the turn end's.
+func TestTraceOfABatch(t *testing.T) {
+	var buf bytes.Buffer
+	s := session.New(session.WithTrace(&buf))
+	for _, a := range []struct {
+		ty     event.Type
+		data   string
+		intent []event.Intent
+	}{{event.TypeTurnStart, turnOne, nil}, {event.TypeUserMessage, userData, []event.Intent{event.AppendIntent()}}} {
+		if _, err := s.Append(context.Background(), event.Raw{Type: a.ty, Data: json.RawMessage(a.data)}, a.intent...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.AppendBatch(context.Background(), replaceAndEnd); err != nil {
+		t.Fatal(err)
+	}
+	var lines []session.TraceLine
+	for _, l := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+		var tl session.TraceLine
+		if err := json.Unmarshal(l, &tl); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, tl)
+	}
+	if len(lines) != 4 {
+		t.Fatalf("%d trace lines: %s", len(lines), buf.String())
+	}
+	if !slices.Equal(lines[1].Surface, []int64{1}) || lines[2].Op != "replace" || !slices.Equal(lines[2].Surface, []int64{2}) || !slices.Equal(lines[3].Surface, []int64{2}) {
+		t.Fatalf("trace: %s", buf.String())
 	}
 }
