@@ -156,6 +156,8 @@ func releasedVectors() []conformance.Vector {
 			open(plain(ev(0, "turn/start", `{"turn":1}`, ""), `{"type":"text-chunks","seq0":1,"time0":5,"data":{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a","b","c"]}}`, turnEnd(4)))}, []string{"REL-1"}},
 		{"unknown_packed_kind", "REL-1, REL-2: a row of a packed kind the reader does not know is no packed row but a line whose envelope has seq0: event.invalid_envelope at its index", []conformance.Step{
 			open(plain(ev(0, "turn/start", `{"turn":1}`, ""), `{"type":"image-chunks","seq0":1,"time0":5,"data":{"turn":1,"step":1,"index":0,"dt":[1,1],"texts":["a","b","c"]}}`))}, []string{"REL-1", "REL-2"}},
+		{"header_numbers", "REL-1: the header's numbers are read by their value, as JSON numbers: createdAt 1767225600000.0 and delegationDepth 1.0 are safe integers", []conformance.Step{
+			open(raw(`{"type":"session","version":0,"id":"s1","createdAt":1767225600000.0,"delegationDepth":1.0}` + "\n" + strings.Join(withHead(turnEnd(5)), "\n") + "\n"))}, []string{"REL-1"}},
 		{"header", "REL-1: the header needs delegationDepth (this library's own header is not a released one: persist.not_a_session), version 0 (persist.format_version), and none of the retired policy fields (persist.corrupt)", []conformance.Step{
 			open(raw(`{"type":"session","version":0,"id":"s1","createdAt":1}` + "\n")),
 			open(raw(`{"type":"session","version":0,"id":"s1","createdAt":1,"delegationDepth":-1}` + "\n")),

@@ -177,17 +177,41 @@ func readHeader(line []byte) (Header, error) {
 	if _, ok := raw["approvalPolicy"]; ok {
 		return Header{}, event.Errorf(event.CodePersistCorrupt, -1, "the session header uses the retired field approvalPolicy")
 	}
-	var h Header
-	err := json.Unmarshal(line, &h)
+	// Numbers are read by their value, as the released reader reads them
+	// (1.0 is 1); the strings by their type.
+	var w struct {
+		ID            string
+		Cwd           *string
+		ParentSession *string
+		Origin        *string
+		AgentPreset   *string
+	}
+	err := json.Unmarshal(line, &w)
+	seedLength := raw["seedLength"]
 	switch {
-	case err != nil || string(raw["version"]) != "0" || h.ID == "":
+	case err != nil || json.Unmarshal(raw["version"], &version) != nil || w.ID == "":
 		return Header{}, event.Errorf(event.CodePersistNotASession, -1, "the first line is not a session header")
 	case raw["delegationDepth"] == nil || !safeNonNegative(raw["delegationDepth"]):
 		return Header{}, event.Errorf(event.CodePersistNotASession, -1, "the session header has no delegationDepth (a safe integer, at least 0): it is not a released session file")
 	case !safeNonNegative(raw["createdAt"]):
 		return Header{}, event.Errorf(event.CodePersistNotASession, -1, "the session header's createdAt is not a safe integer at least 0")
+	case seedLength != nil && string(seedLength) != "null" && !safeNonNegative(seedLength):
+		return Header{}, event.Errorf(event.CodePersistNotASession, -1, "the session header's seedLength is not a safe integer at least 0")
+	}
+	h := Header{ID: w.ID, Cwd: w.Cwd, ParentSession: w.ParentSession, Origin: w.Origin, AgentPreset: w.AgentPreset,
+		CreatedAt: safeValue(raw["createdAt"]), DelegationDepth: safeValue(raw["delegationDepth"])}
+	if seedLength != nil && string(seedLength) != "null" {
+		n := safeValue(seedLength)
+		h.SeedLength = &n
 	}
 	return h, nil
+}
+
+// safeValue is the value of a number safeNonNegative accepted.
+func safeValue(v json.RawMessage) int64 {
+	var f float64
+	_ = json.Unmarshal(v, &f)
+	return int64(f)
 }
 
 // safeNonNegative reports whether v is a JSON number with a safe integer

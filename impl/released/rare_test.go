@@ -121,3 +121,82 @@ func TestTornInItsChecksum(t *testing.T) {
 	}
 	_ = bytes.MinRead
 }
+
+// TestHeaderEdges: the header's numbers at the edge of what is read,
+// each beside its look-alike; every header refusal carries no seq.
+func TestHeaderEdges(t *testing.T) {
+	h := func(members string) []byte {
+		return []byte(`{"type":"session","version":0,"id":"s1",` + members + "}\n")
+	}
+	cases := []struct {
+		members string
+		want    event.Code // "" when read
+	}{
+		{`"createdAt":1,"delegationDepth":9007199254740991`, ""},
+		{`"createdAt":1,"delegationDepth":9007199254740992`, event.CodePersistNotASession},
+		{`"createdAt":9007199254740991,"delegationDepth":0`, ""},
+		{`"createdAt":9007199254740992,"delegationDepth":0`, event.CodePersistNotASession},
+		{`"createdAt":0,"delegationDepth":0`, ""},
+		{`"createdAt":-0,"delegationDepth":0`, event.CodePersistNotASession},
+		{`"createdAt":1,"delegationDepth":-0`, event.CodePersistNotASession},
+		{`"createdAt":1,"delegationDepth":1.0`, ""}, // a number is read by its value, as the released reader reads it
+		{`"createdAt":1.0e3,"delegationDepth":0,"seedLength":2.0`, ""},
+		{`"createdAt":1,"delegationDepth":0,"seedLength":null`, ""},
+		{`"createdAt":1,"delegationDepth":0,"seedLength":-1`, event.CodePersistNotASession},
+		{`"createdAt":1,"delegationDepth":0,"seedLength":"2"`, event.CodePersistNotASession},
+		{`"createdAt":1,"delegationDepth":1.5`, event.CodePersistNotASession},
+		{`"createdAt":1,"delegationDepth":"1"`, event.CodePersistNotASession},
+		{`"createdAt":1`, event.CodePersistNotASession},
+		{`"createdAt":1,"delegationDepth":0,"sandboxMode":null`, event.CodePersistCorrupt},
+		{`"createdAt":1,"delegationDepth":0,"approvalPolicy":null`, event.CodePersistCorrupt},
+	}
+	for _, c := range cases {
+		for _, file := range [][]byte{h(c.members), frameOf(string(h(c.members)))} {
+			_, err := Read(file)
+			var ee *event.Error
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("%s: %v", c.members, err)
+			case c.want != "" && (!errors.As(err, &ee) || ee.Code != c.want || ee.Seq != -1):
+				t.Errorf("%s: %v, want %s with no seq", c.members, err, c.want)
+			}
+		}
+	}
+	l, err := Read(h(`"createdAt":1.0e3,"delegationDepth":2.0,"seedLength":2.0`))
+	if err != nil || l.Header.CreatedAt != 1000 || l.Header.DelegationDepth != 2 || l.Header.SeedLength == nil || *l.Header.SeedLength != 2 {
+		t.Fatalf("numbers by value: %+v, %v", l, err)
+	}
+	if l, err := Read([]byte(`{"type":"session","version":0.0,"id":"s1","createdAt":1,"delegationDepth":0}` + "\n")); err != nil || l.Header.Version != 0 {
+		t.Fatalf("version 0.0: %v", err)
+	}
+	bad := []byte(`{"type":"session","version":2,"id":"s1","createdAt":1,"delegationDepth":0}` + "\n")
+	var ee *event.Error
+	if _, err := Read(bad); !errors.As(err, &ee) || ee.Code != event.CodePersistFormatVersion || ee.Seq != -1 {
+		t.Errorf("version 2: %v", err)
+	}
+}
+
+// TestPackedRowEdges: a packed row at seq 0 beside one at -1, a tool-call
+// row with its name (on every member) beside one whose name is no string.
+func TestPackedRowEdges(t *testing.T) {
+	file := func(rows ...string) []byte { return []byte(header + "\n" + joined(rows)) }
+	l, err := Read(file(`{"type":"text-chunks","seq0":0,"time0":5,"data":{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a","b"]}}`))
+	if err != nil || len(l.Events) != 2 || !strings.Contains(string(l.Events[0]), `"seq":0`) {
+		t.Fatalf("a row at seq 0: %v %s", err, l.Events)
+	}
+	if _, err := Read(file(`{"type":"text-chunks","seq0":-1,"time0":5,"data":{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a","b"]}}`, `{"type":"turn/end","seq":1,"time":1,"data":{"turn":1,"reason":{"kind":"completed"}}}`)); !errors.Is(err, event.CodePersistCorrupt) {
+		t.Fatalf("a row at seq -1: %v", err)
+	}
+	l, err = Read(file(`{"type":"tool-call-chunks","seq0":0,"time0":5,"data":{"turn":1,"step":1,"index":2,"dt":[1],"id":"c1","name":"read","args":["{","}"]}}`))
+	if err != nil || len(l.Events) != 2 {
+		t.Fatalf("a named tool-call row: %v", err)
+	}
+	for _, e := range l.Events {
+		if !strings.Contains(string(e), `"id":"c1","name":"read","argumentsDelta"`) {
+			t.Fatalf("a named tool-call row's member: %s", e)
+		}
+	}
+	if _, err := Read(file(`{"type":"tool-call-chunks","seq0":0,"time0":5,"data":{"turn":1,"step":1,"index":2,"dt":[1],"id":"c1","name":5,"args":["{","}"]}}`, `{"type":"turn/end","seq":2,"time":1,"data":{"turn":1,"reason":{"kind":"completed"}}}`)); !errors.Is(err, event.CodePersistCorrupt) {
+		t.Fatalf("a tool-call row whose name is a number: %v", err)
+	}
+}
