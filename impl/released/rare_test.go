@@ -200,3 +200,68 @@ func TestPackedRowEdges(t *testing.T) {
 		t.Fatalf("a tool-call row whose name is a number: %v", err)
 	}
 }
+
+// TestPackedRowLimits: a packed row's times and seqs at the safe limit
+// are read; one past it is refused (each beside the other).
+func TestPackedRowLimits(t *testing.T) {
+	const max = 1<<53 - 1
+	row := func(seq0, time0 int64, dt string, texts string) []byte {
+		return []byte(header + "\n" + fmt.Sprintf(`{"type":"text-chunks","seq0":%d,"time0":%d,"data":{"turn":1,"step":1,"index":0,"dt":%s,"texts":%s}}`, seq0, time0, dt, texts) + "\n" +
+			`{"type":"turn/end","seq":0,"time":1,"data":{"turn":1,"reason":{"kind":"completed"}}}` + "\n")
+	}
+	cases := []struct {
+		name string
+		file []byte
+		ok   bool
+	}{
+		{"time up to the limit", row(0, max-1, `[1]`, `["a","b"]`), true},
+		{"time one past the limit", row(0, max-1, `[2]`, `["a","b"]`), false},
+		{"time down to minus the limit", row(0, -max+1, `[-1]`, `["a","b"]`), true},
+		{"time one below minus the limit", row(0, -max+1, `[-2]`, `["a","b"]`), false},
+		{"a dt of the limit", row(0, 0, fmt.Sprintf(`[%d]`, max), `["a","b"]`), true},
+		{"a dt past the limit", row(0, 0, fmt.Sprintf(`[%d]`, max+1), `["a","b"]`), false},
+		{"the last seq at the limit", row(max-1, 0, `[0]`, `["a","b"]`), true},
+		{"the last seq past the limit", row(max, 0, `[0]`, `["a","b"]`), false},
+	}
+	for _, c := range cases {
+		// The turn/end after the row makes a refused row corruption, not
+		// a torn tail.
+		l, err := Read(c.file)
+		switch {
+		case c.ok && (err != nil || len(l.Events) != 3):
+			t.Errorf("%s: %v", c.name, err)
+		case !c.ok && !errors.Is(err, event.CodePersistCorrupt):
+			t.Errorf("%s: %v, want persist.corrupt", c.name, err)
+		}
+	}
+}
+
+// TestEncodeRareValues: an empty batch writes no frame (a batch of one
+// event writes one); createdAt 0 is written, a negative one refused with
+// no seq.
+func TestEncodeRareValues(t *testing.T) {
+	one := []event.Event{{Type: event.TypeTurnStart, Seq: 0, Time: 1, Data: []byte(`{"turn":1}`)}}
+	for _, c := range []struct {
+		batches [][]event.Event
+		frames  int
+	}{{[][]event.Event{one}, 2}, {[][]event.Event{{}, one, {}}, 2}, {[][]event.Event{{}}, 1}, {nil, 1}} {
+		z, err := Encode(Header{ID: "s1"}, c.batches, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := Read(z)
+		if err != nil || l.Frames != c.frames {
+			t.Errorf("%d batches: %d frames, want %d (%v)", len(c.batches), l.Frames, c.frames, err)
+		}
+	}
+	if _, err := Encode(Header{ID: "s1", CreatedAt: 0, DelegationDepth: 0}, nil, false); err != nil {
+		t.Errorf("createdAt 0: %v", err)
+	}
+	for _, h := range []Header{{ID: "s1", CreatedAt: -1}, {ID: "s1", DelegationDepth: -1}, {}} {
+		_, err := Encode(h, nil, false)
+		var ee *event.Error
+		if !errors.As(err, &ee) || ee.Code != event.CodePersistHeaderInvalid || ee.Seq != -1 {
+			t.Errorf("%+v: %v", h, err)
+		}
+	}
+}
