@@ -327,3 +327,65 @@ func TestTraceOfABatch(t *testing.T) {
 		t.Fatalf("trace: %s", buf.String())
 	}
 }
+
+// TestBookkeepingRareValues: the open turn and step, the next turn and a
+// turn's end, with no turn, a turn numbered 7 then 3 (numbers are the
+// log's, not a count), a number written 2.0 (JSON reads it as 2), a step
+// outside any turn, and a turn ended twice (the last end counts).
+func TestBookkeepingRareValues(t *testing.T) {
+	s := session.New()
+	if turn, open := s.OpenTurn(); open || turn != 0 {
+		t.Fatalf("no turn: %d %v", turn, open)
+	}
+	if step, open := s.OpenStep(); open || step != 0 {
+		t.Fatalf("no step: %d %v", step, open)
+	}
+	if n := s.NextTurn(); n != 1 {
+		t.Fatalf("next turn of a new log: %d", n)
+	}
+	if _, ok := s.TurnEnd(1); ok {
+		t.Fatal("a turn end in an empty log")
+	}
+	add := func(ty event.Type, data string, intent ...event.Intent) {
+		t.Helper()
+		if _, err := s.Append(context.Background(), event.Raw{Type: ty, Data: json.RawMessage(data)}, intent...); err != nil {
+			t.Fatalf("%s %s: %v", ty, data, err)
+		}
+	}
+	add(event.TypeTurnStart, `{"turn":7,"trigger":{"kind":"message"}}`)
+	add(event.TypeUserMessage, userData, event.AppendIntent())
+	add(event.TypeStepStart, `{"turn":7,"step":2.0}`)
+	add(event.TypeAssistantMessage, `{"turn":7,"step":2.0,"content":[]}`, event.AppendIntent())
+	if turn, open := s.OpenTurn(); !open || turn != 7 {
+		t.Fatalf("turn 7: %d %v", turn, open)
+	}
+	if step, open := s.OpenStep(); !open || step != 2 {
+		t.Fatalf("step 2.0: %d %v", step, open)
+	}
+	add(event.TypeTurnEnd, `{"turn":7,"reason":{"kind":"completed"}}`)
+	if turn, open := s.OpenTurn(); open || turn != 0 {
+		t.Fatalf("after turn 7's end: %d %v", turn, open)
+	}
+	if step, open := s.OpenStep(); open {
+		t.Fatalf("a step outside any turn: %d", step)
+	}
+	add(event.TypeTurnStart, `{"turn":3,"trigger":{"kind":"message"}}`)
+	if n := s.NextTurn(); n != 8 {
+		t.Fatalf("next turn after 7 and 3: %d", n)
+	}
+	add(event.TypeTurnEnd, `{"turn":3.0,"reason":{"kind":"completed"}}`)
+	first, ok := s.TurnEnd(7)
+	if !ok || first.Seq != 4 {
+		t.Fatalf("turn 7's end: %+v %v", first, ok)
+	}
+	if e, ok := s.TurnEnd(3); !ok || e.Seq != 6 {
+		t.Fatalf("turn 3.0's end: %+v %v", e, ok)
+	}
+	if _, ok := s.TurnEnd(4); ok {
+		t.Fatal("a turn that never ran has an end")
+	}
+	add(event.TypeTurnEnd, `{"turn":3,"reason":{"kind":"aborted"}}`)
+	if e, ok := s.TurnEnd(3); !ok || e.Seq != 7 {
+		t.Fatalf("turn 3 ended twice: %+v %v", e, ok)
+	}
+}
