@@ -134,8 +134,9 @@ func TestHeaders(t *testing.T) {
 		t.Fatalf("%+v %v", back, err)
 	}
 	h.DelegationDepth = 1
-	if _, err := convert.HeaderFromReleased(h, convert.Options{}); !errors.Is(err, event.CodeConvertNotConvertible) {
-		t.Fatalf("delegationDepth 1: %v", err)
+	var ee *event.Error
+	if _, err := convert.HeaderFromReleased(h, convert.Options{}); !errors.Is(err, event.CodeConvertNotConvertible) || !errors.As(err, &ee) || ee.Seq != -1 {
+		t.Fatalf("delegationDepth 1: %v (a header's refusal names no event)", err)
 	}
 	if _, err := convert.HeaderFromReleased(h, convert.Options{DropHeaderExtras: true}); err != nil {
 		t.Fatal(err)
