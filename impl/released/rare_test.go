@@ -56,6 +56,13 @@ func TestRefusalsNameTheirFrame(t *testing.T) {
 			t.Errorf("a bad record in frame %d: %v", k, err)
 		}
 	}
+	// A torn last frame whose recovered records hold a malformed row: the
+	// refusal names that frame too.
+	malformed := `{"type":"text-chunks","seq0":2,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a","b","c"]}}`
+	torn := framesOf(header+"\n", joined(batches[0]), malformed+"\n"+joined(batches[2]))
+	if _, err := Read(torn[:len(torn)-1]); !errors.Is(err, event.CodePersistCorrupt) || !strings.Contains(err.Error(), "zstd frame 3:") {
+		t.Errorf("a malformed row in a torn third frame: %v", err)
+	}
 	for _, data := range [][]byte{framesOf(header + "\n" + batches[0][0] + "\n"), framesOf("not a header\n"), nil} {
 		_, err := Read(data)
 		var ee *event.Error
@@ -92,8 +99,8 @@ func TestBlankLines(t *testing.T) {
 	good := string(plainFile(batches))
 	lines := strings.Split(strings.TrimSuffix(good, "\n"), "\n")
 	mid := joined(append(append(slicesClone(lines[:4]), ""), lines[4:]...))
-	if _, err := Read([]byte(mid)); !errors.Is(err, event.CodePersistCorrupt) {
-		t.Errorf("a blank line before a turn/end: %v", err)
+	if _, err := Read([]byte(mid)); !errors.Is(err, event.CodePersistCorrupt) || !strings.Contains(err.Error(), "line 5:") {
+		t.Errorf("a blank line (line 5 of the file) before a turn/end: %v", err)
 	}
 	for tail, torn := range map[string]int{"\n": 1, "\n\n": 2, "\n{": 2, "{": 1} {
 		l, err := Read([]byte(good + tail))
