@@ -272,3 +272,26 @@ func TestEncodeRareValues(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeSegmentEdges: each end of each kept range beside the unit
+// just outside it, units past ASCII, a pair of UTF-16 surrogates, and the
+// two dot segments beside a name that merely holds dots.
+func TestEncodeSegmentEdges(t *testing.T) {
+	for in, want := range map[string]string{
+		"@AZ[":       "~0040AZ~005B",
+		"`az{":       "~0060az~007B",
+		"/09:":       "~002F09~003A",
+		".-_~ ,+":    ".-_~007E~0020~002C~002B",
+		"\x7f\u0080": "~007F~0080",
+		"é😀":         "~00E9~D83D~DE00",
+		".":          "~002E",
+		"..":         "~002E~002E",
+		"...":        "...",
+		".a":         ".a",
+		"":           "",
+	} {
+		if got := EncodeSegment(in); got != want {
+			t.Errorf("EncodeSegment(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
