@@ -153,10 +153,10 @@ func (v *validator) validatePath(path string) int {
 		size = fi.Size()
 	}
 	prog.phase("reading "+path, size)
-	h, events, torn, err := persist.DecodeJSONL(prog.reader(f), path, size)
+	h, log, torn, err := persist.DecodeJSONLLog(prog.reader(f), path, size)
 	f.Close()
 	if err == nil {
-		err = persist.CheckSeedLength(h, len(events))
+		err = persist.CheckSeedLength(h, log.Len())
 	}
 	if err != nil {
 		fmt.Fprintf(stdout, "%s: INVALID %s\n", path, err)
@@ -166,7 +166,10 @@ func (v *validator) validatePath(path string) int {
 	if torn > 0 {
 		note = fmt.Sprintf(" (a torn last line of %d bytes, from a crash during a write: the next writer copies it to %s and cuts it)", torn, persist.QuarantineName(path, size-torn))
 	}
-	return v.checkLog(path, events, note)
+	// The decoder checked each event's data as it read it: SeedLog checks
+	// every rule without scanning the data again, as Resume does.
+	events := log.Events()
+	return v.checkLogWith(path, events, note, func(opts ...session.Option) (*session.Session, error) { return session.SeedLog(log, opts...) })
 }
 
 func (v *validator) validateSQLite(path string) int {
@@ -252,13 +255,19 @@ func validateSessionsWith(name string, ids []string, sessionID string, check fun
 // checkLog seeds a session with the log (every rule, SURF-18), as a
 // resume does, and reports whether repair would append closers.
 func (v *validator) checkLog(name string, events []event.Event, note string) int {
+	return v.checkLogWith(name, events, note, func(opts ...session.Option) (*session.Session, error) { return session.Seed(events, opts...) })
+}
+
+// checkLogWith is checkLog with the session built by seed (session.Seed of
+// events, or session.SeedLog of the decoded log that holds them).
+func (v *validator) checkLogWith(name string, events []event.Event, note string, seed func(...session.Option) (*session.Session, error)) int {
 	prog, stdout := v.prog, v.out
 	prog.phase("checking "+name, int64(len(events)))
 	opts := []session.Option{session.WithSeedProgress(func(done, _ int) { prog.set(int64(done)) })}
 	if v.strict {
 		opts = append(opts, session.WithStrict())
 	}
-	s, err := session.Seed(events, opts...)
+	s, err := seed(opts...)
 	prog.finish()
 	if v.withModel {
 		if d := modelDisagrees(events, err, v.strict); d != "" {

@@ -728,6 +728,18 @@ func DecodeJSONL(r io.Reader, name string, size int64) (Header, []event.Event, i
 	return sc.header, sc.log.Events(), int64(len(sc.torn)), err
 }
 
+// DecodeJSONLLog is DecodeJSONL with the events as the decoder left them:
+// an *event.Log whose data was checked while it was read, for
+// session.SeedLog (one scan per event, as Resume reads a store). The Log
+// is never nil.
+func DecodeJSONLLog(r io.Reader, name string, size int64) (Header, *event.Log, int64, error) {
+	sc, err := scan(r, name, size)
+	if sc.log == nil {
+		sc.log = &event.Log{}
+	}
+	return sc.header, sc.log, int64(len(sc.torn)), err
+}
+
 // crash drops the store the way a killed process would: no sync, the file
 // descriptor (and with it the lock) released. For tests.
 func (j *JSONL) crash() {
