@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -387,5 +388,41 @@ func TestBookkeepingRareValues(t *testing.T) {
 	add(event.TypeTurnEnd, `{"turn":3,"reason":{"kind":"aborted"}}`)
 	if e, ok := s.TurnEnd(3); !ok || e.Seq != 7 {
 		t.Fatalf("turn 3 ended twice: %+v %v", e, ok)
+	}
+}
+
+// TestStrictTurnNumbers: strict mode compares turn numbers by value: the
+// same number written the same way (0, 9, -1, the fast path) or another
+// way (1 and 1.0, 1e0 and 1, 10 and 1e1) is the open turn; another value is
+// not, and steering outside any turn says so.
+func TestStrictTurnNumbers(t *testing.T) {
+	for _, c := range []struct {
+		start, msg string
+		want       event.Code
+	}{
+		{"0", "0", ""}, {"9", "9", ""}, {"-1", "-1", ""}, {"1", "1.0", ""}, {"1e0", "1", ""}, {"10", "1e1", ""},
+		{"1", "2", event.CodeStrictWrongTurn}, {"-1", "1", event.CodeStrictWrongTurn}, {"9", "90", event.CodeStrictWrongTurn}, {"1", "1e1", event.CodeStrictWrongTurn},
+	} {
+		s := session.New(session.WithStrict())
+		if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: json.RawMessage(`{"turn":` + c.start + `,"trigger":{"kind":"message"}}`)}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.Append(context.Background(), event.Raw{Type: event.TypeAssistantMessage, Data: json.RawMessage(`{"turn":` + c.msg + `,"step":1,"content":[]}`)}, event.AppendIntent())
+		if event.CodeOf(err) != c.want {
+			t.Errorf("turn %s, message of turn %s: %v, want %q", c.start, c.msg, err, c.want)
+		}
+		steer := `{"turn":` + c.msg + `,"content":[{"type":"text","text":"s"}],"source":{"kind":"user"}}`
+		want := c.want
+		if want != "" {
+			want = event.CodeStrictNoTurn
+		}
+		if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeSteeringMessage, Data: json.RawMessage(steer)}, event.AppendIntent()); event.CodeOf(err) != want {
+			t.Errorf("turn %s, steering of turn %s: %v, want %q", c.start, c.msg, err, want)
+		}
+	}
+	s := session.New(session.WithStrict())
+	_, err := s.Append(context.Background(), event.Raw{Type: event.TypeSteeringMessage, Data: json.RawMessage(`{"turn":1,"content":[{"type":"text","text":"s"}],"source":{"kind":"user"}}`)}, event.AppendIntent())
+	if event.CodeOf(err) != event.CodeStrictNoTurn || !strings.Contains(err.Error(), "the open turn is none") {
+		t.Errorf("steering outside any turn: %v", err)
 	}
 }
