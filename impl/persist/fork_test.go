@@ -164,7 +164,7 @@ func TestForkKilled(t *testing.T) {
 			n := int(boundary + 1)
 			for _, hv := range []string{"promised", "guide"} {
 				none, whole := 0, 0
-				for k := 0; k <= n; k++ {
+				for k := 0; k <= n; k = nextKill(k, n) {
 					if b.name != "postgres" {
 						// A fresh copy of the parent for each kill.
 						fresh := t.TempDir()
