@@ -80,6 +80,33 @@ func TestCacheRules(t *testing.T) {
 			{bp(msgs(long[:32]...), 31), time.Minute, Bill{Input: 3200, Written: 3200, Cost: 4000}},
 			{bp(msgs(long[:33]...), 10, 32), time.Minute, Bill{Input: 3300, Read: 3200, Written: 100, Cost: 320 + 125}},
 		}},
+		// The edges, exactly: a lifetime of exactly 5 minutes, a prefix of
+		// exactly the minimum, an entry exactly 20 blocks back.
+		{"openai: live at exactly its lifetime", OpenAI, []req{
+			{msgs(3000), 0, Bill{Input: 3000, Uncached: 3000, Cost: 3000}},
+			{msgs(3000, 10), 5 * time.Minute, Bill{Input: 3010, Read: 2944, Uncached: 66, Cost: 294.4 + 66}},
+		}},
+		{"openai: a prefix of exactly 1,024 is cached", OpenAI, []req{
+			{msgs(1024), 0, Bill{Input: 1024, Uncached: 1024, Cost: 1024}},
+			{msgs(1024, 10), time.Minute, Bill{Input: 1034, Read: 1024, Uncached: 10, Cost: 102.4 + 10}},
+		}},
+		{"gemini: a prefix of exactly 4,096 is cached", Gemini, []req{
+			{msgs(4096), 0, Bill{Input: 4096, Uncached: 4096, Cost: 4096}},
+			{msgs(4096, 10), time.Minute, Bill{Input: 4106, Read: 4096, Uncached: 10, Cost: 409.6 + 10}},
+		}},
+		{"anthropic: a breakpoint prefix of exactly 1,024 is written, 1,023 is not", Anthropic, []req{
+			{bp(msgs(1023), 0), 0, Bill{Input: 1023, Uncached: 1023, Cost: 1023}},
+			{bp(msgs(1024), 0), 0, Bill{Input: 1024, Written: 1024, Cost: 1280}},
+			{bp(msgs(1024, 10), 1), time.Minute, Bill{Input: 1034, Read: 1024, Written: 10, Cost: 102.4 + 12.5}},
+		}},
+		{"anthropic: an entry exactly 20 blocks back is read", Anthropic, []req{
+			{bp(msgs(long[:11]...), 10), 0, Bill{Input: 1100, Written: 1100, Cost: 1375}},
+			{bp(msgs(long[:31]...), 30), time.Minute, Bill{Input: 3100, Read: 1100, Written: 2000, Cost: 110 + 2500}},
+		}},
+		{"anthropic: of two live breakpoints the later is read", Anthropic, []req{
+			{bp(msgs(long[:31]...), 10, 30), 0, Bill{Input: 3100, Written: 3100, Cost: 3875}},
+			{bp(msgs(long[:32]...), 10, 30, 31), time.Minute, Bill{Input: 3200, Read: 3100, Written: 100, Cost: 310 + 125}},
+		}},
 		{"anthropic: an entry 19 blocks back is read", Anthropic, []req{
 			{bp(msgs(long[:11]...), 10), 0, Bill{Input: 1100, Written: 1100, Cost: 1375}},
 			{bp(msgs(long[:30]...), 29), time.Minute, Bill{Input: 3000, Read: 1100, Written: 1900, Cost: 110 + 2375}},
