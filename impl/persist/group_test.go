@@ -23,6 +23,7 @@ type powerFile struct {
 	File
 	mu      sync.Mutex
 	size    int64 // bytes written
+	written int64 // bytes written through WriteAt (the header aside, written when the file was made)
 	durable int64 // bytes covered by the last sync
 	syncs   atomic.Int64
 }
@@ -31,6 +32,7 @@ func (f *powerFile) WriteAt(p []byte, off int64) (int, error) {
 	n, err := f.File.WriteAt(p, off)
 	f.mu.Lock()
 	f.size = max(f.size, off+int64(n))
+	f.written += int64(n)
 	f.mu.Unlock()
 	return n, err
 }
@@ -128,6 +130,47 @@ func TestGroupCommitSyncs(t *testing.T) {
 		}
 		if n := pf.syncs.Load(); n < 5 || n > 20 {
 			t.Fatalf("%d syncs for about 50 KB in windows of 4 KB", n)
+		}
+	})
+	t.Run("default bytes", func(t *testing.T) {
+		// A window of 0 or fewer bytes is the default (1 MiB): 500 chunks
+		// (about 50 KB) fit in it, and nothing syncs until the turn ends.
+		for _, bytes := range []int64{0, -1} {
+			s, pf := open(t, time.Hour, bytes)
+			s.Append(ctx, event.TurnStartData{Turn: 1, Trigger: raw(`{"kind":"message"}`)})
+			for range 500 {
+				s.Append(ctx, chunk(1))
+			}
+			if n := pf.syncs.Load(); n != 0 || pf.size < 40<<10 || pf.size > DefaultSyncBytes {
+				t.Fatalf("a window of %d bytes: %d syncs for %d bytes", bytes, n, pf.size)
+			}
+			s.Append(ctx, event.TurnEndData{Turn: 1, Reason: raw(`{"kind":"completed"}`)})
+			if n := pf.syncs.Load(); n != 1 {
+				t.Fatalf("a window of %d bytes: %d syncs after the turn/end", bytes, n)
+			}
+			s.Close(ctx)
+		}
+	})
+	t.Run("a window filled exactly", func(t *testing.T) {
+		// Measure what the turn/start and one chunk write, then fill a
+		// window of exactly the turn/start and two chunks: the second
+		// chunk closes it, the first does not.
+		s, pf := open(t, time.Hour, 1<<40)
+		s.Append(ctx, event.TurnStartData{Turn: 1, Trigger: raw(`{"kind":"message"}`)})
+		start := pf.written
+		s.Append(ctx, chunk(1))
+		line := pf.written - start
+		s.Close(ctx)
+		s, pf = open(t, time.Hour, start+2*line)
+		defer s.Close(ctx)
+		s.Append(ctx, event.TurnStartData{Turn: 1, Trigger: raw(`{"kind":"message"}`)})
+		s.Append(ctx, chunk(1))
+		if n := pf.syncs.Load(); n != 0 {
+			t.Fatalf("one byte short of the window: %d syncs", n)
+		}
+		s.Append(ctx, chunk(1))
+		if n := pf.syncs.Load(); n != 1 || pf.durableBytes() != pf.size {
+			t.Fatalf("the window filled exactly: %d syncs", n)
 		}
 	})
 	t.Run("delay", func(t *testing.T) {

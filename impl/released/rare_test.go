@@ -176,6 +176,12 @@ func TestHeaderEdges(t *testing.T) {
 	if l, err := Read([]byte(`{"type":"session","version":0.0,"id":"s1","createdAt":1,"delegationDepth":0}` + "\n")); err != nil || l.Header.Version != 0 {
 		t.Fatalf("version 0.0: %v", err)
 	}
+	for _, torn := range []string{`{"type":"session","version":0`, "", "\n"} {
+		var ee *event.Error
+		if _, err := Read([]byte(torn)); !errors.As(err, &ee) || ee.Code != event.CodePersistNotASession || ee.Seq != -1 {
+			t.Errorf("%q: %v", torn, err)
+		}
+	}
 	bad := []byte(`{"type":"session","version":2,"id":"s1","createdAt":1,"delegationDepth":0}` + "\n")
 	var ee *event.Error
 	if _, err := Read(bad); !errors.As(err, &ee) || ee.Code != event.CodePersistFormatVersion || ee.Seq != -1 {
