@@ -9,6 +9,7 @@
 #   bash scripts/gremlins.sh impl/providers:./convo         # MODULE_DIR:PACKAGE of a nested module
 #   GREMLINS_BUDGET=600 bash scripts/gremlins.sh ...         # stop a package after 600 s (default 1200)
 #   GREMLINS_DIFF=origin/main bash scripts/gremlins.sh ...   # only mutants on lines changed since a commit
+#   GREMLINS_EXCLUDE='cachesim/|seedsummary/' bash scripts/gremlins.sh ./impl/compaction  # not its subpackages
 #   GREMLINS_SHORT=1 bash scripts/gremlins.sh ./impl/persist  # tests in -short mode (the crash tests kill at every
 #                                                            # fifth point): a lower bound of the score, in a tenth of the time
 #
@@ -33,6 +34,10 @@ if [ -z "$g" ]; then
 fi
 diff=()
 [ -n "${GREMLINS_DIFF:-}" ] && diff=(--diff "$GREMLINS_DIFF")
+# The tool mutates a package's subdirectories too, but runs only the
+# package's own tests: exclude them (GREMLINS_EXCLUDE, a file path regexp)
+# and score each subpackage on its own.
+[ -n "${GREMLINS_EXCLUDE:-}" ] && diff+=(--exclude-files "$GREMLINS_EXCLUDE")
 printf '%-40s %7s %6s %8s %6s %9s\n' package killed lived uncovered timed efficacy
 for arg in "$@"; do
   module=.
