@@ -291,8 +291,9 @@ func TestCancelledOpenForkResume(t *testing.T) {
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
 	path := filepath.Join(dir, "new.jsonl")
-	if _, err := OpenJSONL(done, path, hdr("x")); !errors.Is(err, event.CodePersistCancelled) {
-		t.Fatalf("OpenJSONL: %v", err)
+	var ee *event.Error
+	if _, err := OpenJSONL(done, path, hdr("x")); !errors.Is(err, event.CodePersistCancelled) || !errors.As(err, &ee) || ee.Seq != -1 {
+		t.Fatalf("OpenJSONL: %v (an open names no event)", err)
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("a cancelled open made %s", path)

@@ -49,7 +49,8 @@ func TestHeaders(t *testing.T) {
 	}
 	path := filepath.Join(dir, "h.jsonl")
 	before, _ := os.ReadFile(path)
-	if _, err := OpenJSONL(context.Background(), path, Header{ID: "other"}); !errors.Is(err, event.CodePersistWrongSession) {
+	var wrong *event.Error
+	if _, err := OpenJSONL(context.Background(), path, Header{ID: "other"}); !errors.Is(err, event.CodePersistWrongSession) || !errors.As(err, &wrong) || wrong.Seq != -1 {
 		t.Fatalf("another session's file: %v", err)
 	}
 	if after, _ := os.ReadFile(path); string(after) != string(before) {
