@@ -116,8 +116,8 @@ func TestStableHeadEdges(t *testing.T) {
 			t.Errorf("all context, pin %d: %d %v, want %d", pin, seq, ok, want)
 		}
 	}
-	if _, ok := compaction.StableHead(s, compaction.PinFirstPrompt); ok {
-		t.Error("all context, PinFirstPrompt: a head")
+	if seq, ok := compaction.StableHead(s, compaction.PinFirstPrompt); ok || seq != -1 {
+		t.Errorf("all context, PinFirstPrompt: %d %v, want -1 and no head", seq, ok)
 	}
 	_ = c0
 	p := newStrict()
@@ -140,5 +140,45 @@ func TestStableHeadEdges(t *testing.T) {
 	}
 	if seq, ok := compaction.StableHead(session.New(), compaction.PinContext|compaction.PinFirstPrompt); ok {
 		t.Errorf("an empty session: %d", seq)
+	}
+}
+
+// TestPruneKeptStartsAfterTheSummary: PruneKept prunes only after the
+// compaction's summary: an answered result just before it (a compaction
+// of a middle range) is kept, the ones after it are pruned.
+func TestPruneKeptStartsAfterTheSummary(t *testing.T) {
+	s := cacheSession(t, 4, &observe.Recorder{})
+	sf := s.Surface()
+	var results []int64
+	for _, seq := range sf.Slice() {
+		if s.Events()[seq].Type == event.TypeToolResult {
+			results = append(results, seq)
+		}
+	}
+	// Fold turn 2's nodes (its prompt to its last message), keeping turn
+	// 1's result right before the summary.
+	first, _ := s.Position(results[0])
+	start, end := sf.At(first+2), sf.At(first+5)
+	if s.Events()[start].Type != event.TypeUserMessage {
+		t.Fatalf("the range starts at a %s", s.Events()[start].Type)
+	}
+	res, err := compaction.Compact(context.Background(), s, start, end, summarizer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pruned, err := compaction.PruneKept(s, res, 1000, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pruned) != 2 {
+		t.Fatalf("pruned %d results, want 2 (turns 3 and 4)", len(pruned))
+	}
+	for _, p := range pruned {
+		if s.Events()[p.ReplaceSeq].Op.Start == results[0] {
+			t.Fatalf("pruned turn 1's result, before the summary")
+		}
+	}
+	if pos, on := s.Position(results[0]); !on || pos != first {
+		t.Fatalf("turn 1's result moved or left: %d %v", pos, on)
 	}
 }
