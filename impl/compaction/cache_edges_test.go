@@ -155,12 +155,12 @@ func TestPruneKeptStartsAfterTheSummary(t *testing.T) {
 			results = append(results, seq)
 		}
 	}
-	// Fold turn 2's nodes (its prompt to its last message), keeping turn
-	// 1's result right before the summary.
+	// Fold from turn 1's last message to turn 2's, keeping turn 1's
+	// result right before the summary.
 	first, _ := s.Position(results[0])
-	start, end := sf.At(first+2), sf.At(first+5)
-	if s.Events()[start].Type != event.TypeUserMessage {
-		t.Fatalf("the range starts at a %s", s.Events()[start].Type)
+	start, end := sf.At(first+1), sf.At(first+5)
+	if s.Events()[start].Type != event.TypeAssistantMessage || s.Events()[end].Type != event.TypeAssistantMessage {
+		t.Fatalf("the range is %s to %s", s.Events()[start].Type, s.Events()[end].Type)
 	}
 	res, err := compaction.Compact(context.Background(), s, start, end, summarizer)
 	if err != nil {
