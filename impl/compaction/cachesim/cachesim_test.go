@@ -1,6 +1,12 @@
 package cachesim
 
 import (
+	"context"
+	"encoding/json"
+	"github.com/surfacelog/surface/impl/compaction"
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/session"
+	"strings"
 	"testing"
 	"time"
 )
@@ -199,5 +205,38 @@ func BenchmarkPolicies(b *testing.B) {
 			}
 			b.ReportMetric(ratio, "cost/base")
 		})
+	}
+}
+
+// TestBaseAtItsBudget: the baseline acts only past its budget: at exactly
+// the budget it neither prunes nor compacts, one token under it it does.
+func TestBaseAtItsBudget(t *testing.T) {
+	ctx := context.Background()
+	build := func() *session.Session {
+		s := session.New()
+		s.Append(ctx, event.TurnStartData{Turn: 1, Trigger: json.RawMessage(`{"kind":"message"}`)})
+		for i := 0; i < 6; i++ {
+			s.Append(ctx, event.UserMessageData{Content: event.Text(strings.Repeat("words ", 200)), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+			s.Append(ctx, event.AssistantMessageData{Turn: 1, Step: int64(i + 1), Content: event.Text(strings.Repeat("reply ", 200))}, event.AppendIntent())
+		}
+		a, _ := s.Append(ctx, event.AssistantMessageData{Turn: 1, Step: 7, Content: []json.RawMessage{json.RawMessage(`{"type":"tool-call","id":"c1","name":"run","arguments":"{}"}`)}}, event.AppendIntent())
+		s.Append(ctx, event.ToolResultData{Turn: 1, Step: 7, CallID: "c1", Content: event.Text(strings.Repeat("out ", 500))}, event.AppendIntent(a.Seq))
+		s.Append(ctx, event.AssistantMessageData{Turn: 1, Step: 8, Content: event.Text("done")}, event.AppendIntent())
+		s.Append(ctx, event.TurnEndData{Turn: 1, Reason: json.RawMessage(`{"kind":"completed"}`)})
+		s.Append(ctx, event.TurnStartData{Turn: 2, Trigger: json.RawMessage(`{"kind":"message"}`)})
+		s.Append(ctx, event.UserMessageData{Content: event.Text("next"), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+		return s
+	}
+	sum := func(context.Context, *compaction.Operation) ([]json.RawMessage, compaction.Meta, error) {
+		return event.Text("summary"), compaction.Meta{Provider: "p", Model: "m"}, nil
+	}
+	s := build()
+	tokens := s.Tokens()
+	if did, n, err := (Base{Budget: tokens, PruneMin: 10}).Before(ctx, s, sum); did || n != 0 || err != nil || s.Tokens() != tokens {
+		t.Fatalf("at its budget: compacted %v, %d prunes, %v", did, n, err)
+	}
+	s = build()
+	if did, n, err := (Base{Budget: tokens - 1, PruneMin: 10}).Before(ctx, s, sum); did || n != 1 || err != nil || s.Tokens() >= tokens {
+		t.Fatalf("one token over its budget: compacted %v, %d prunes (want the prune alone), %v, %d tokens (were %d)", did, n, err, s.Tokens(), tokens)
 	}
 }
