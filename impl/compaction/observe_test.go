@@ -50,7 +50,7 @@ func TestObservedCompaction(t *testing.T) {
 		t.Fatalf("%d compaction records: %+v", len(rec.Compactions), rec.Compactions)
 	}
 	c := rec.Compactions[0]
-	if c.Outcome != "committed" || c.Nodes != len(first) || c.TokensBefore != before || c.TokensAfter >= before || c.StartSeq < 0 || c.Err != nil {
+	if c.Outcome != "committed" || c.Nodes != len(first) || c.TokensBefore != before || c.TokensAfter >= before || c.StartSeq < 0 || c.Err != nil || c.LockWait <= 0 || c.Start.IsZero() {
 		t.Errorf("committed: %+v (tokens before %d)", c, before)
 	}
 	if c := rec.Compactions[1]; c.Outcome != "aborted" || c.Nodes != 1 || c.Err == nil || c.Err.Error() != "model overloaded" {

@@ -66,7 +66,8 @@ func TestOpaqueItems(t *testing.T) {
 		}
 		n := s.Len()
 		_, err := compaction.Begin(ctx, s, one[0], two[2], compaction.WithVocabulary(v))
-		if !errors.Is(err, event.CodeCompactionOpaqueItems) || s.Len() != n {
+		var opaque *event.Error
+		if !errors.Is(err, event.CodeCompactionOpaqueItems) || s.Len() != n || !errors.As(err, &opaque) || opaque.Seq != -1 {
 			t.Fatalf("%v: a range over an opaque item: %v (%d appended)", v, err, s.Len()-n)
 		}
 		if _, err := compaction.Begin(ctx, s, three[0], three[2], compaction.WithVocabulary(v), compaction.WithConcurrentAppends()); err != nil {
