@@ -3,6 +3,7 @@ package compaction_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/surfacelog/surface/impl/compaction"
@@ -180,5 +181,39 @@ func TestPruneKeptStartsAfterTheSummary(t *testing.T) {
 	}
 	if pos, on := s.Position(results[0]); !on || pos != first {
 		t.Fatalf("turn 1's result moved or left: %d %v", pos, on)
+	}
+}
+
+// TestBeginRefusalsNameNoEvent: a refused Begin appends nothing and its
+// error names no event (seq -1): a range starting or ending off the
+// surface, a reversed range, and a second Begin while one is open.
+func TestBeginRefusalsNameNoEvent(t *testing.T) {
+	ctx := context.Background()
+	s := cacheSession(t, 3, &observe.Recorder{})
+	sf := s.Surface()
+	for _, c := range []struct {
+		name       string
+		start, end int64
+		code       event.Code
+	}{
+		{"start off the surface", 9999, sf.At(1), event.CodeReplaceStartNotOnSurface},
+		{"end off the surface", sf.At(1), 9999, event.CodeReplaceEndNotOnSurface},
+		{"reversed", sf.At(5), sf.At(1), event.CodeReplaceReversed},
+	} {
+		n := s.Len()
+		_, err := compaction.Begin(ctx, s, c.start, c.end)
+		var ee *event.Error
+		if !errors.As(err, &ee) || ee.Code != c.code || ee.Seq != -1 || s.Len() != n {
+			t.Errorf("%s: %v (seq %v), %d appended", c.name, err, ee, s.Len()-n)
+		}
+	}
+	if _, err := compaction.Begin(ctx, s, sf.At(1), sf.At(4)); err != nil {
+		t.Fatal(err)
+	}
+	n := s.Len()
+	_, err := compaction.Begin(ctx, s, sf.At(1), sf.At(4))
+	var ee *event.Error
+	if !errors.As(err, &ee) || ee.Code != event.CodeCompactionLocked || ee.Seq != -1 || s.Len() != n {
+		t.Errorf("a second Begin: %v (seq %v)", err, ee)
 	}
 }
