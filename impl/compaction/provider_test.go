@@ -122,7 +122,8 @@ func TestProviderCompacted(t *testing.T) {
 			compaction.AbortOpen(s, nil)
 			continue
 		}
-		if !errors.Is(err, event.CodeCompactionProviderCompacted) {
+		var compacted *event.Error
+		if !errors.Is(err, event.CodeCompactionProviderCompacted) || !errors.As(err, &compacted) || compacted.Seq != -1 {
 			t.Fatalf("a range from the provider's compaction: %v", err)
 		}
 		sel, err := compaction.Select(s, compaction.KeepLast(1), compaction.WithNodeCuts(), compaction.WithOpenTurn())
