@@ -14,6 +14,25 @@ var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 // IsZstd reports whether data begins with a zstd frame.
 func IsZstd(data []byte) bool { return len(data) >= 4 && string(data[:4]) == string(zstdMagic) }
 
+// frameHeader is the layout of a frame header, read from its descriptor
+// (RFC 8878 §3.1.1.1): where the dictionary ID starts and how long it is,
+// and the header's whole size (the content size, 0 to 8 bytes, ends it).
+type frameHeader struct{ dictAt, dictLen, size int }
+
+func headerOf(fhd byte) frameHeader {
+	single := fhd&0x20 != 0
+	h := frameHeader{dictAt: 5, dictLen: []int{0, 1, 2, 4}[fhd&0x03]}
+	if !single {
+		h.dictAt++ // window descriptor
+	}
+	fcs := []int{0, 2, 4, 8}[fhd>>6]
+	if fcs == 0 && single {
+		fcs = 1
+	}
+	h.size = h.dictAt + h.dictLen + fcs
+	return h
+}
+
 // frameEnd returns the length of the zstd frame at the start of data, read
 // from its structure (frame header, block headers, checksum) without
 // decompressing it, or ok == false when the frame is cut short (a torn
@@ -28,21 +47,10 @@ func frameEnd(data []byte) (n int, ok bool, err error) {
 	if len(data) < 5 {
 		return 0, false, nil
 	}
-	fhd := data[4]
-	if fhd&0x08 != 0 {
+	if data[4]&0x08 != 0 {
 		return 0, false, errors.New("reserved bit set in the frame header")
 	}
-	single := fhd&0x20 != 0
-	pos := 5
-	if !single {
-		pos++ // window descriptor
-	}
-	pos += []int{0, 1, 2, 4}[fhd&0x03] // dictionary id
-	fcs := []int{0, 2, 4, 8}[fhd>>6]
-	if fcs == 0 && single {
-		fcs = 1
-	}
-	pos += fcs
+	pos := headerOf(data[4]).size
 	for {
 		if pos+3 > len(data) {
 			return 0, false, nil
@@ -64,7 +72,7 @@ func frameEnd(data []byte) (n int, ok bool, err error) {
 			break
 		}
 	}
-	if fhd&0x04 != 0 { // content checksum
+	if data[4]&0x04 != 0 { // content checksum
 		pos += 4
 		if pos > len(data) {
 			return 0, false, nil
@@ -124,26 +132,19 @@ func tornContent(torn []byte) []byte {
 		return nil
 	}
 	fhd := torn[4]
-	single := fhd&0x20 != 0
-	pos := 5
-	var window byte
-	if !single {
-		if len(torn) < 6 {
-			return nil
-		}
-		window = torn[5]
-		pos++
-	}
-	dictLen := []int{0, 1, 2, 4}[fhd&0x03]
-	fcsLen := []int{0, 2, 4, 8}[fhd>>6]
-	if fcsLen == 0 && single {
-		fcsLen = 1
-	}
-	if pos+dictLen+fcsLen > len(torn) {
+	h := headerOf(fhd)
+	if h.size > len(torn) {
 		return nil
 	}
-	dict := torn[pos : pos+dictLen]
-	pos += dictLen
+	single := fhd&0x20 != 0
+	var window byte
+	if !single {
+		window = torn[5]
+	}
+	pos := h.dictAt
+	dict := torn[pos : pos+h.dictLen]
+	pos += h.dictLen
+	fcsLen := h.size - pos
 	if single {
 		// The window of a single-segment frame is its content size: the
 		// frame written here needs a descriptor at least that large.
