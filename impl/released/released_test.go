@@ -45,16 +45,7 @@ func zstdFile(t *testing.T, batches [][]string) ([]byte, []int) {
 	return out, starts
 }
 
-func plainFile(batches [][]string) []byte {
-	var b strings.Builder
-	b.WriteString(header + "\n")
-	for _, batch := range batches {
-		for _, l := range batch {
-			b.WriteString(l + "\n")
-		}
-	}
-	return []byte(b.String())
-}
+func plainFile(batches [][]string) []byte { return plainOf(header, batches) }
 
 // wantEvents are the 14 events the batches stand for.
 func checkEvents(t *testing.T, l *Log, n int) {

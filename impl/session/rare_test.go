@@ -137,23 +137,7 @@ func TestBatchReleasesHeldSteering(t *testing.T) {
 // store write reports the wait.
 func TestBatchLockWaitObserved(t *testing.T) {
 	var rec observe.Recorder
-	inWrite := make(chan struct{})
-	var once bool
-	write := func(context.Context, []event.Event) error {
-		if !once {
-			once = true
-			close(inWrite)
-			time.Sleep(5 * time.Millisecond)
-		}
-		return nil
-	}
-	s := session.New(session.WithObserver(&rec), session.WithWriteAhead(write))
-	done := make(chan error)
-	go func() {
-		_, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: json.RawMessage(turnOne)})
-		done <- err
-	}()
-	<-inWrite
+	s, done := writerInFlight(&rec)
 	if _, err := s.AppendBatch(context.Background(), func(session.Tx) ([]session.Draft, error) {
 		return []session.Draft{{Type: event.TypeTodoWrite, Data: json.RawMessage(`{"todos":[]}`)}}, nil
 	}); err != nil {
@@ -245,23 +229,7 @@ func TestAppendEventRareValues(t *testing.T) {
 // store write reports the wait; a repair's record has its start.
 func TestAppendAndRepairTimed(t *testing.T) {
 	var rec observe.Recorder
-	inWrite := make(chan struct{})
-	first := true
-	write := func(context.Context, []event.Event) error {
-		if first {
-			first = false
-			close(inWrite)
-			time.Sleep(5 * time.Millisecond)
-		}
-		return nil
-	}
-	s := session.New(session.WithObserver(&rec), session.WithWriteAhead(write))
-	done := make(chan error)
-	go func() {
-		_, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: json.RawMessage(turnOne)})
-		done <- err
-	}()
-	<-inWrite
+	s, done := writerInFlight(&rec)
 	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: json.RawMessage(`{"todos":[]}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -425,4 +393,29 @@ func TestStrictTurnNumbers(t *testing.T) {
 	if event.CodeOf(err) != event.CodeStrictNoTurn || !strings.Contains(err.Error(), "the open turn is none") {
 		t.Errorf("steering outside any turn: %v", err)
 	}
+}
+
+// writerInFlight returns a session observed by rec whose first append (a
+// turn/start, in a goroutine) is inside its store write, which lasts 5 ms
+// more: an append made now waits for it. done receives that append's
+// error.
+func writerInFlight(rec *observe.Recorder) (*session.Session, chan error) {
+	inWrite := make(chan struct{})
+	first := true
+	write := func(context.Context, []event.Event) error {
+		if first {
+			first = false
+			close(inWrite)
+			time.Sleep(5 * time.Millisecond)
+		}
+		return nil
+	}
+	s := session.New(session.WithObserver(rec), session.WithWriteAhead(write))
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnStart, Data: json.RawMessage(turnOne)})
+		done <- err
+	}()
+	<-inWrite
+	return s, done
 }
