@@ -140,12 +140,13 @@ type Exec struct {
 	StartTimeout time.Duration
 	Log          io.Writer
 
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	lines chan []byte
-	hello *Hello
-	mu    sync.Mutex
-	pid   atomic.Int64 // the running testee's pid (its group's id), 0 when none
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.Closer
+	lines  chan []byte
+	hello  *Hello
+	mu     sync.Mutex
+	pid    atomic.Int64 // the running testee's pid (its group's id), 0 when none
 	// pmu orders starts against Stop: once stopped is set, a testee
 	// started (a restart under way as the signal came) is killed at once
 	// and no later one starts, so nothing the runner started outlives it.
@@ -175,25 +176,31 @@ func (x *Exec) start() error {
 	if x.Log == nil {
 		cmd.Stderr = os.Stderr
 	}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
+	// The pipes are made here, not by exec.Cmd, so that every path closes
+	// them: a start refused after Stop or failing would otherwise leave
+	// the child's ends open (a runner restarting in a loop ran out of
+	// descriptors).
 	x.pmu.Lock()
 	if x.stopped {
 		x.pmu.Unlock()
 		return errStopped
 	}
-	if err := cmd.Start(); err != nil {
+	p, err := newPipes()
+	if err != nil {
 		x.pmu.Unlock()
+		return fmt.Errorf("start testee: %w", err)
+	}
+	cmd.Stdin, cmd.Stdout = p.childIn, p.childOut
+	err = cmd.Start()
+	p.closeChildEnds()
+	if err != nil {
+		x.pmu.Unlock()
+		p.closeOwnEnds()
 		return fmt.Errorf("start testee: %w", err)
 	}
 	x.pid.Store(int64(cmd.Process.Pid))
 	x.pmu.Unlock()
+	stdin, stdout := p.in, p.out
 	lines := make(chan []byte, 16)
 	go func() {
 		r := bufio.NewReaderSize(stdout, 1<<16)
@@ -208,7 +215,7 @@ func (x *Exec) start() error {
 			}
 		}
 	}()
-	x.cmd, x.stdin, x.lines = cmd, stdin, lines
+	x.cmd, x.stdin, x.stdout, x.lines = cmd, stdin, stdout, lines
 	h := Hello{}
 	if err := x.roundTripWithin(Request{Type: "hello", Protocol: ProtocolVersion}, &h, x.startTimeout()); err != nil {
 		x.kill()
@@ -228,9 +235,17 @@ func (x *Exec) kill() {
 		signalGroup(x.cmd.Process.Pid, os.Kill)
 		x.cmd.Process.Kill()
 		x.cmd.Wait()
+		x.closePipes()
 	}
 	x.pid.Store(0)
 	x.cmd = nil
+}
+
+// closePipes closes the runner's ends of the testee's pipes (once its
+// process has been waited for); the reader of its stdout then ends.
+func (x *Exec) closePipes() {
+	x.stdin.Close()
+	x.stdout.Close()
 }
 
 // Stop forwards sig (SIGINT or SIGTERM, say) to the testee's process
@@ -377,8 +392,33 @@ func (x *Exec) Close() error {
 		}
 		// What the testee started and left running ends with it.
 		signalGroup(x.cmd.Process.Pid, os.Kill)
+		x.closePipes()
 		x.pid.Store(0)
 		x.cmd = nil
 	}
 	return nil
 }
+
+// pipes are a testee's stdin and stdout: the ends the runner keeps (in,
+// out) and the ends the child gets (closed in the runner once it started).
+type pipes struct {
+	in, childIn   *os.File
+	out, childOut *os.File
+}
+
+func newPipes() (*pipes, error) {
+	childIn, in, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	out, childOut, err := os.Pipe()
+	if err != nil {
+		childIn.Close()
+		in.Close()
+		return nil, err
+	}
+	return &pipes{in: in, childIn: childIn, out: out, childOut: childOut}, nil
+}
+
+func (p *pipes) closeChildEnds() { p.childIn.Close(); p.childOut.Close() }
+func (p *pipes) closeOwnEnds()   { p.in.Close(); p.out.Close() }

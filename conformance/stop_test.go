@@ -93,3 +93,65 @@ func running(pid int) bool {
 	f := strings.Fields(string(b))
 	return len(f) > 2 && f[2] != "Z"
 }
+
+// openDescriptors counts this process's open file descriptors.
+func openDescriptors(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	return len(entries)
+}
+
+// TestExecLeavesNoDescriptors: every way a testee's life ends closes the
+// pipes the runner made for it: an answered run and a crash (restarted),
+// a command that does not start, a handshake in a foreign protocol, a
+// request that times out, and starts refused after Stop, many of them (a
+// runner on its way out retries in a loop). Not parallel, so the count of
+// this process's descriptors is the runner's alone.
+func TestExecLeavesNoDescriptors(t *testing.T) {
+	crashing := fmt.Sprintf(`read req; echo '{"type":"hello","protocol":%d}'
+while read req; do case "$req" in *reset*) echo '{"type":"ok"}';; *step*) exit 3;; *bye*) exit 0;; esac; done`, ProtocolVersion)
+	cases := []struct {
+		name string
+		x    *Exec
+		runs int
+	}{
+		{"crash and restart", &Exec{Command: crashing}, 6},
+		{"no such command", &Exec{Argv: []string{filepath.Join(t.TempDir(), "absent")}}, 3},
+		{"foreign handshake", &Exec{Command: `read req; echo '{"type":"hello","protocol":0}'; sleep 30`}, 3},
+		{"timeout", &Exec{Command: `sleep 30`, Timeout: 50 * time.Millisecond, StartTimeout: 50 * time.Millisecond}, 3},
+	}
+	exercise := func(x *Exec, runs int) {
+		x.Log = &strings.Builder{}
+		for i := 0; i < runs; i++ {
+			if x.Reset() == nil {
+				x.Do(Step{})
+			}
+		}
+	}
+	exercise(&Exec{Command: crashing}, 1) // the runtime's own descriptors, opened once
+	before := openDescriptors(t)
+	for _, c := range cases {
+		exercise(c.x, c.runs)
+		x := c.x
+		x.Stop(syscall.SIGTERM, 100*time.Millisecond)
+		for i := 0; i < 300; i++ { // refused starts
+			if err := x.Reset(); err == nil {
+				t.Fatalf("%s: a start after Stop was let through", c.name)
+			}
+		}
+		x.Close()
+		if after := openDescriptors(t); after > before {
+			t.Errorf("%s: %d descriptors open after the runner ended its testees, %d before", c.name, after, before)
+		}
+	}
+	// A run that ends as a runner's normal end does: Close, no Stop.
+	x := &Exec{Command: crashing}
+	exercise(x, 4)
+	x.Close()
+	if after := openDescriptors(t); after > before {
+		t.Errorf("closed run: %d descriptors open, %d before", after, before)
+	}
+}
