@@ -384,11 +384,19 @@ func TestPrune(t *testing.T) {
 	if b, _ := compaction.BalancedAfter(s, res.ReplaceSeq); !b {
 		t.Errorf("the pruned result no longer answers its call")
 	}
-	if _, err := compaction.PruneToolResult(s, nodes[0], nil); !errors.Is(err, event.CodeCompactionNotPrunable) {
-		t.Errorf("pruning a user message: %v", err)
+	// Refusals: a user message, a shadowed result, seqs outside the log.
+	// None names an event of the log as its offender (nothing was
+	// appended), and nothing is appended.
+	before := s.Len()
+	for name, seq := range map[string]int64{"a user message": nodes[0], "a shadowed result": nodes[2], "seq -1": -1, "a seq past the log": int64(before) + 2} {
+		_, err := compaction.PruneToolResult(s, seq, nil)
+		var e *event.Error
+		if !errors.Is(err, event.CodeCompactionNotPrunable) || !errors.As(err, &e) || e.Seq != -1 || e.Index != -1 {
+			t.Errorf("pruning %s: %#v", name, err)
+		}
 	}
-	if _, err := compaction.PruneToolResult(s, nodes[2], nil); !errors.Is(err, event.CodeCompactionNotPrunable) {
-		t.Errorf("pruning a shadowed result: %v", err)
+	if s.Len() != before {
+		t.Errorf("refused prunes appended %d events", s.Len()-before)
 	}
 	equalsModel(t, s)
 }

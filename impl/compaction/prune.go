@@ -88,7 +88,7 @@ func withContent(data []byte, content []json.RawMessage) json.RawMessage {
 // indexOf returns the offset of sub within b, where sub shares b's memory.
 func indexOf(b, sub []byte) int {
 	for i := range b {
-		if len(b)-i >= len(sub) && &b[i] == &sub[0] {
+		if &b[i] == &sub[0] {
 			return i
 		}
 	}

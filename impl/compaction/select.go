@@ -93,7 +93,7 @@ func (k keepTurns) cut(v *selectView, cuts []int) (int, bool) {
 	// the options allow it).
 	seen, pos := 0, len(v.seqs)
 	for i := len(v.seqs) - 1; i >= 0; i-- {
-		if v.turn[i] == v.open && v.open >= 0 {
+		if v.turn[i] == v.open { // never when no turn is open (open -1)
 			pos = i
 			continue
 		}
@@ -270,7 +270,7 @@ func (t *tracker) choose(tx session.Tx, policy Policy, opts []SelectOption) (Sel
 		return true
 	})
 	limit := len(v.seqs)
-	if !o.openTurn && v.open >= 0 {
+	if !o.openTurn {
 		for i, tn := range v.turn {
 			if tn == v.open {
 				limit = i

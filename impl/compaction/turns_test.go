@@ -191,3 +191,70 @@ func TestCompactSelectedUnderConcurrentAppends(t *testing.T) {
 	}
 	_ = message.Message{}
 }
+
+// TestSelectTokenBudgetsAtTheirEdge: KeepTokens and TargetTokens at every
+// budget from 0 to one past the whole surface, over messages of uneven
+// weights (ties included), against the policies' definitions written out
+// here: KeepTokens keeps the shortest tail (at least one node) whose
+// tokens reach the budget; TargetTokens folds the shortest head after
+// which at most budget tokens are left, and folds nothing when the whole
+// surface fits. A budget equal to a tail's tokens is where "reaches" and
+// "at most" are decided.
+func TestSelectTokenBudgetsAtTheirEdge(t *testing.T) {
+	weights := []int{3, 1, 4, 1, 5, 2}
+	s := session.New()
+	var seqs []int64
+	for i, w := range weights {
+		typ, extra := event.TypeUserMessage, `,"source":{"kind":"user"}`
+		if i%2 == 1 {
+			typ, extra = event.TypeAssistantMessage, `,"turn":1,"step":1`
+		}
+		e, err := s.Append(context.Background(), event.Raw{Type: typ, Data: raw(`{"content":[{"type":"text","text":"` + strings.Repeat("q", w) + `"}]` + extra + `}`)}, event.Intent{Op: event.Append()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, e.Seq)
+	}
+	est := func(m message.Message) int { return strings.Count(string(m.Content[0]), "q") }
+	n, total := len(weights), 0
+	suffix := make([]int, n+1)
+	for i := n - 1; i >= 0; i-- {
+		suffix[i] = suffix[i+1] + weights[i]
+	}
+	total = suffix[0]
+	opts := []compaction.SelectOption{compaction.WithNodeCuts(), compaction.WithSelectEstimator(est)}
+	for budget := 0; budget <= total+1; budget++ {
+		// KeepTokens: keep from the last position whose tail reaches budget.
+		keep := 0
+		for i := n - 1; i >= 0; i-- {
+			if suffix[i] >= budget {
+				keep = i
+				break
+			}
+		}
+		sel, err := compaction.Select(s, compaction.KeepTokens(budget, nil), opts...)
+		switch {
+		case keep == 0:
+			if !errors.Is(err, event.CodeCompactionNothingToCompact) {
+				t.Errorf("KeepTokens(%d): %+v %v, want nothing to compact", budget, sel, err)
+			}
+		case err != nil || sel.Start != seqs[0] || sel.End != seqs[keep-1] || sel.TokensKept != suffix[keep]:
+			t.Errorf("KeepTokens(%d): %+v %v, want [%d, %d] keeping %d tokens", budget, sel, err, seqs[0], seqs[keep-1], suffix[keep])
+		}
+		// TargetTokens: fold up to the first cut leaving at most budget.
+		sel, err = compaction.Select(s, compaction.TargetTokens(budget, nil), opts...)
+		if total <= budget {
+			if !errors.Is(err, event.CodeCompactionNothingToCompact) {
+				t.Errorf("TargetTokens(%d) of a surface of %d: %+v %v, want nothing to compact", budget, total, sel, err)
+			}
+			continue
+		}
+		cut := 1
+		for suffix[cut] > budget {
+			cut++
+		}
+		if err != nil || sel.End != seqs[cut-1] || sel.TokensKept != suffix[cut] || sel.OverBudget || sel.TokensBefore != total {
+			t.Errorf("TargetTokens(%d): %+v %v, want [%d, %d] keeping %d of %d", budget, sel, err, seqs[0], seqs[cut-1], suffix[cut], total)
+		}
+	}
+}

@@ -239,4 +239,68 @@ func TestBaseAtItsBudget(t *testing.T) {
 	if did, n, err := (Base{Budget: tokens - 1, PruneMin: 10}).Before(ctx, s, sum); did || n != 1 || err != nil || s.Tokens() >= tokens {
 		t.Fatalf("one token over its budget: compacted %v, %d prunes (want the prune alone), %v, %d tokens (were %d)", did, n, err, s.Tokens(), tokens)
 	}
+	// After its prunes, the same edge: a budget the pruned session meets
+	// exactly stops there; one token less compacts as well.
+	pruned := s.Tokens()
+	s = build()
+	if did, n, err := (Base{Budget: pruned, PruneMin: 10}).Before(ctx, s, sum); did || n != 1 || err != nil || s.Tokens() != pruned {
+		t.Fatalf("met by the prune exactly: compacted %v, %d prunes, %v, %d tokens (want %d)", did, n, err, s.Tokens(), pruned)
+	}
+	s = build()
+	if did, n, err := (Base{Budget: pruned - 1, PruneMin: 10}).Before(ctx, s, sum); !did || n != 1 || err != nil || s.Tokens() >= pruned {
+		t.Fatalf("one token over after the prune: compacted %v, %d prunes, %v, %d tokens (pruned: %d)", did, n, err, s.Tokens(), pruned)
+	}
+	// The gated policy, not due: the prune is done only when it pays over
+	// the requests to come (one request: never; a thousand: this one), and
+	// counted; due, it compacts as CacheAware does.
+	for _, c := range []struct {
+		requests, want int
+	}{{1, 0}, {1000, 1}} {
+		s = build()
+		g := Gated{CacheAware: CacheAware{Watermarks: compaction.Watermarks{High: tokens, Low: tokens / 2}, PruneMin: 10}, Requests: c.requests}
+		before := len(s.Events())
+		did, n, err := g.Before(ctx, s, sum)
+		if did || n != c.want || err != nil || len(s.Events())-before != 2*c.want {
+			t.Errorf("gated over %d requests: compacted %v, %d prunes (want %d), %v, %d events appended", c.requests, did, n, c.want, err, len(s.Events())-before)
+		}
+	}
+	s = build()
+	g := Gated{CacheAware: CacheAware{Watermarks: compaction.Watermarks{High: tokens - 1, Low: tokens / 2}, PruneMin: 10}, Requests: 1}
+	if did, _, err := g.Before(ctx, s, sum); !did || err != nil || s.Tokens() >= tokens {
+		t.Errorf("gated, due: compacted %v, %v, %d tokens (were %d)", did, err, s.Tokens(), tokens)
+	}
+}
+
+// TestPinnedCount: the head the cache-aware policies pin is the leading
+// context messages and the first user message after them, on surfaces
+// that end inside that head (all context, empty) and ones where another
+// role comes first.
+func TestPinnedCount(t *testing.T) {
+	ctx := context.Background()
+	ctxMsg := event.ContextMessageData{Content: event.Text("rules"), Source: json.RawMessage(`{"kind":"system"}`)}
+	user := event.UserMessageData{Content: event.Text("hi"), Source: json.RawMessage(`{"kind":"user"}`)}
+	reply := event.AssistantMessageData{Turn: 1, Step: 1, Content: event.Text("yes")}
+	for _, c := range []struct {
+		name  string
+		nodes []event.Data
+		want  int
+	}{
+		{"empty", nil, 0},
+		{"one context message", []event.Data{ctxMsg}, 1},
+		{"context messages only", []event.Data{ctxMsg, ctxMsg, ctxMsg}, 3},
+		{"a user message alone", []event.Data{user}, 1},
+		{"context and two user messages", []event.Data{ctxMsg, ctxMsg, user, user}, 3},
+		{"context, then a reply", []event.Data{ctxMsg, reply, user}, 1},
+		{"a reply first", []event.Data{reply, ctxMsg, user}, 0},
+	} {
+		s := session.New()
+		for _, d := range c.nodes {
+			if _, err := s.Append(ctx, d, event.AppendIntent()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := (CacheAware{}).Pinned(s); got != c.want {
+			t.Errorf("%s: %d pinned, want %d", c.name, got, c.want)
+		}
+	}
 }
