@@ -12,6 +12,8 @@
 #   GREMLINS_EXCLUDE='cachesim/|seedsummary/' bash scripts/gremlins.sh ./impl/compaction  # not its subpackages
 #   GREMLINS_SHORT=1 bash scripts/gremlins.sh ./impl/persist  # tests in -short mode (the crash tests kill at every
 #                                                            # fifth point): a lower bound of the score, in a tenth of the time
+#   GREMLINS_RUN='SQLite|Store' bash scripts/gremlins.sh ./impl/persist  # only the tests matching a -run regexp:
+#                                                            # a lower bound again; replay its survivors against the whole suite
 #
 # Prints one row per package: killed, lived, not covered, timed out, and
 # the efficacy (killed / (killed + lived)); the full lists go to
@@ -46,7 +48,10 @@ for arg in "$@"; do
   name=$(echo "$module/$pkg" | sed 's,\./,,g; s,^/*,,; s,/,_,g')
   log="$out/$name.log"
   short=()
-  [ -n "${GREMLINS_SHORT:-}" ] && short=(env GOFLAGS=-short)
+  flags=""
+  [ -n "${GREMLINS_SHORT:-}" ] && flags="-short"
+  [ -n "${GREMLINS_RUN:-}" ] && flags="$flags -run=${GREMLINS_RUN}"
+  [ -n "$flags" ] && short=(env "GOFLAGS=$flags")
   (cd "$root/$module" && RAPID_CHECKS=${RAPID_CHECKS:-100} "${short[@]}" timeout "$budget" "$g" unleash --workers 1 --timeout-coefficient 5 "${diff[@]}" -o "$out/$name.json" "$pkg" >"$log" 2>&1)
   rc=$?
   if [ $rc -eq 124 ]; then
