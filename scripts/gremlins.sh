@@ -14,6 +14,7 @@
 #                                                            # fifth point): a lower bound of the score, in a tenth of the time
 #   GREMLINS_RUN='SQLite|Store' bash scripts/gremlins.sh ./impl/persist  # only the tests matching a -run regexp:
 #                                                            # a lower bound again; replay its survivors against the whole suite
+#   GREMLINS_SKIP='Crash|Killed' bash scripts/gremlins.sh ./impl/persist  # the same with a -skip regexp
 #
 # Prints one row per package: killed, lived, not covered, timed out, and
 # the efficacy (killed / (killed + lived)); the full lists go to
@@ -51,6 +52,7 @@ for arg in "$@"; do
   flags=""
   [ -n "${GREMLINS_SHORT:-}" ] && flags="-short"
   [ -n "${GREMLINS_RUN:-}" ] && flags="$flags -run=${GREMLINS_RUN}"
+  [ -n "${GREMLINS_SKIP:-}" ] && flags="$flags -skip=${GREMLINS_SKIP}"
   [ -n "$flags" ] && short=(env "GOFLAGS=$flags")
   (cd "$root/$module" && RAPID_CHECKS=${RAPID_CHECKS:-100} "${short[@]}" timeout "$budget" "$g" unleash --workers 1 --timeout-coefficient 5 "${diff[@]}" -o "$out/$name.json" "$pkg" >"$log" 2>&1)
   rc=$?
