@@ -63,14 +63,21 @@ func main() {
 	eventDir := flag.String("event", "impl/event", "output directory of package event")
 	flag.Parse()
 
-	var cat catalogFile
-	readJSON(filepath.Join(*specDir, "events.json"), &cat)
-	var errs errorsFile
-	readJSON(filepath.Join(*specDir, "errors.json"), &errs)
-	if err := check(cat, errs); err != nil {
+	if err := generate(*specDir, *eventDir); err != nil {
 		log.Fatal(err)
 	}
-	save(eventFile(cat, errs), filepath.Join(*eventDir, "catalog_gen.go"))
+}
+
+// generate writes catalog_gen.go into eventDir from the spec in specDir.
+func generate(specDir, eventDir string) error {
+	var cat catalogFile
+	readJSON(filepath.Join(specDir, "events.json"), &cat)
+	var errs errorsFile
+	readJSON(filepath.Join(specDir, "errors.json"), &errs)
+	if err := check(cat, errs); err != nil {
+		return err
+	}
+	return eventFile(cat, errs).Save(filepath.Join(eventDir, "catalog_gen.go"))
 }
 
 func readJSON(path string, v any) {
@@ -117,12 +124,6 @@ func check(cat catalogFile, errs errorsFile) error {
 		seenCode[c.Code] = true
 	}
 	return nil
-}
-
-func save(f *jen.File, path string) {
-	if err := f.Save(path); err != nil {
-		log.Fatal(err)
-	}
 }
 
 func eventFile(cat catalogFile, errs errorsFile) *jen.File {
