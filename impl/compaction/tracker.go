@@ -141,7 +141,10 @@ func (t *tracker) replace(tx session.Tx, e *event.Event) {
 	log := tx.Events()
 	b, okB := t.before[e.Op.Start]
 	a, okA := t.after[e.Op.End]
-	neutral := okB && okA && b == 0 && a == 0 && e.Type != event.TypeAssistantMessage && e.Type != event.TypeToolResult
+	// A replacement between two balanced cuts leaves them balanced unless
+	// it makes a call of its own (an assistant message); a tool/result
+	// there answers nothing, as no call is pending.
+	neutral := okB && okA && b == 0 && a == 0 && e.Type != event.TypeAssistantMessage
 	prune := okB && okA && e.Op.Start == e.Op.End && e.Type == event.TypeToolResult && log[e.Op.Start].Type == event.TypeToolResult &&
 		event.StringMember(log[e.Op.Start].Data, "callId") == event.StringMember(e.Data, "callId")
 	if !neutral && !prune {

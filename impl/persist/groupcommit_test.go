@@ -298,6 +298,17 @@ func TestCancelledOpenForkResume(t *testing.T) {
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("a cancelled open made %s", path)
 	}
+	if SQLiteAvailable {
+		db := filepath.Join(dir, "new.db")
+		if _, err := OpenSQLite(done, db, hdr("x")); !isErr(err, event.CodePersistCancelled, -1) {
+			t.Fatalf("OpenSQLite: %#v (an open names no event)", err)
+		}
+	}
+	if url := os.Getenv("SURFACE_PG_URL"); url != "" {
+		if _, err := OpenPostgres(done, url, hdr("x"), WithPostgresSchema(pgtest.Schema("cancelledopen"))); !isErr(err, event.CodePersistCancelled, -1) {
+			t.Fatalf("OpenPostgres: %#v (an open names no event)", err)
+		}
+	}
 	st, err := OpenJSONL(context.Background(), path, hdr("x"))
 	if err != nil {
 		t.Fatal(err)

@@ -43,7 +43,7 @@ func TestSQLiteLeaseIsPerSession(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := OpenSQLite(context.Background(), db, hdr("a")); !errors.Is(err, event.CodePersistLocked) {
+	if _, err := OpenSQLite(context.Background(), db, hdr("a")); !isErr(err, event.CodePersistLocked, -1) {
 		t.Fatalf("a second writer of session a: %v", err)
 	}
 	sa.Close(context.Background())
@@ -121,7 +121,7 @@ func TestPostgresSchemas(t *testing.T) {
 	}
 	defer admin.Close(ctx)
 	missing := pgtest.Schema("missing")
-	if _, err := ReadPostgres(url, "x", WithPostgresSchema(missing)); !errors.Is(err, event.CodePersistNotASession) {
+	if _, err := ReadPostgres(url, "x", WithPostgresSchema(missing)); !isErr(err, event.CodePersistNotASession, -1) {
 		t.Fatalf("reading a database without the schema: %v", err)
 	}
 	empty := pgtest.Schema("empty")
@@ -137,10 +137,10 @@ func TestPostgresSchemas(t *testing.T) {
 	if _, err := admin.Exec(ctx, `CREATE SCHEMA `+pgx.Identifier{other}.Sanitize()+`; CREATE TABLE `+pgx.Identifier{other, "t"}.Sanitize()+` (x int)`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenPostgres(context.Background(), url, hdr("o"), WithPostgresSchema(other)); !errors.Is(err, event.CodePersistNotASession) {
+	if _, err := OpenPostgres(context.Background(), url, hdr("o"), WithPostgresSchema(other)); !isErr(err, event.CodePersistNotASession, -1) {
 		t.Fatalf("a schema with other tables: %v", err)
 	}
-	if _, err := ReadPostgres(url, "o", WithPostgresSchema(other)); !errors.Is(err, event.CodePersistNotASession) {
+	if _, err := ReadPostgres(url, "o", WithPostgresSchema(other)); !isErr(err, event.CodePersistNotASession, -1) {
 		t.Fatalf("reading a schema with other tables: %v", err)
 	}
 }

@@ -232,6 +232,11 @@ func TestRejections(t *testing.T) {
 		if !errors.Is(err, code) {
 			t.Errorf("%s: got %v, want %s", name, err, code)
 		}
+		// A refusal of the whole file names no event of it.
+		whole := code == event.CodePersistFormatVersion || code == event.CodePersistNotASession || code == event.CodePersistLocked || code == event.CodePersistSchemaVersion
+		if whole && !isErr(err, code, -1) {
+			t.Errorf("%s: %#v names an event", name, err)
+		}
 		after, _ := os.ReadFile(path)
 		if !bytes.Equal(before, after) {
 			t.Errorf("%s: the file changed", name)

@@ -217,7 +217,7 @@ func TestOpenJSONLRefusesForeignFiles(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := writeFile(t, t.TempDir(), "s.jsonl", content)
 			_, err := OpenJSONL(context.Background(), p, hdr("x"))
-			if !errors.Is(err, event.CodePersistNotASession) {
+			if !isErr(err, event.CodePersistNotASession, -1) {
 				t.Fatalf("got %v, want persist.not_a_session", err)
 			}
 			unchanged(t, p, []byte(content))
@@ -264,7 +264,7 @@ func TestOpenSQLiteRefusesForeignDatabases(t *testing.T) {
 	for _, p := range []string{foreign, text, walDB} {
 		before, _ := os.ReadFile(p)
 		_, err := OpenSQLite(context.Background(), p, hdr("x"))
-		if !errors.Is(err, event.CodePersistNotASession) {
+		if !isErr(err, event.CodePersistNotASession, -1) {
 			t.Errorf("%s: got %v, want persist.not_a_session", filepath.Base(p), err)
 		}
 		if after, _ := os.ReadFile(p); !bytes.Equal(before, after) {
@@ -309,7 +309,7 @@ func TestOneLiveSessionPerStore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, _, err := Resume(context.Background(), st, clock()); !errors.Is(err, event.CodePersistLocked) {
+			if _, _, err := Resume(context.Background(), st, clock()); !isErr(err, event.CodePersistLocked, -1) {
 				t.Fatalf("second Resume: %v, want persist.locked", err)
 			}
 			if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: raw(`{"todos":[]}`)}); err != nil {
@@ -317,12 +317,12 @@ func TestOneLiveSessionPerStore(t *testing.T) {
 			}
 			// A write that is not the next seq never reaches the file.
 			stale := s.Events()[0]
-			if err := st.Append(context.Background(), stale); !errors.Is(err, event.CodePersistConflict) {
+			if err := st.Append(context.Background(), stale); !isErr(err, event.CodePersistConflict, 0) {
 				t.Fatalf("a second write of seq 0: %v, want persist.conflict", err)
 			}
 			ahead := stale
 			ahead.Seq = 5
-			if err := st.Append(context.Background(), ahead); !errors.Is(err, event.CodePersistConflict) {
+			if err := st.Append(context.Background(), ahead); !isErr(err, event.CodePersistConflict, 5) {
 				t.Fatalf("a write of seq 5 after 1 event: %v, want persist.conflict", err)
 			}
 			if err := s.Close(context.Background()); err != nil {
@@ -348,7 +348,7 @@ func TestOneLiveSessionPerStore(t *testing.T) {
 	if _, _, err := Resume(context.Background(), dst, clock()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Fork(context.Background(), s, end.Seq, dst); !errors.Is(err, event.CodePersistLocked) {
+	if _, err := Fork(context.Background(), s, end.Seq, dst); !isErr(err, event.CodePersistLocked, -1) {
 		t.Fatalf("fork into a store with a live session: %v", err)
 	}
 	dst.Close(context.Background())
@@ -369,7 +369,7 @@ func TestVersionsPinned(t *testing.T) {
 	}
 	for _, v := range []string{`"0"`, "null", "true", "[0]", `{"v":0}`} {
 		p := writeFile(t, dir, "n"+strconv.Itoa(len(v))+v[:1]+".jsonl", `{"type":"session","version":`+v+`,"id":"x","createdAt":1}`+"\n")
-		if _, err := OpenJSONL(context.Background(), p, hdr("x")); !errors.Is(err, event.CodePersistNotASession) {
+		if _, err := OpenJSONL(context.Background(), p, hdr("x")); !isErr(err, event.CodePersistNotASession, -1) {
 			t.Errorf("JSONL version %s: %v, want persist.not_a_session", v, err)
 		}
 	}
@@ -401,7 +401,7 @@ func TestVersionsPinned(t *testing.T) {
 		st.Close(context.Background())
 		before, _ := os.ReadFile(p)
 		_, err = OpenSQLite(context.Background(), p, hdr("x"))
-		if !errors.Is(err, event.CodePersistSchemaVersion) || !strings.Contains(err.Error(), strconv.Itoa(v)) {
+		if !isErr(err, event.CodePersistSchemaVersion, -1) || !strings.Contains(err.Error(), strconv.Itoa(v)) {
 			t.Errorf("SQLite user_version %d: %v, want persist.schema_version naming it", v, err)
 		}
 		if after, _ := os.ReadFile(p); !bytes.Equal(before, after) {
@@ -576,7 +576,7 @@ func TestResumeAfterRejectedSeed(t *testing.T) {
 			if n := s.Len(); n != 1 {
 				t.Fatalf("%d events after the second resume, want 1", n)
 			}
-			if _, _, err := Resume(ctx, st, session.WithVocabulary(v)); !errors.Is(err, event.CodePersistLocked) {
+			if _, _, err := Resume(ctx, st, session.WithVocabulary(v)); !isErr(err, event.CodePersistLocked, -1) {
 				t.Fatalf("a third resume while the second is live: %v, want persist.locked", err)
 			}
 		})
