@@ -116,8 +116,11 @@ func isSurfaceType(t event.Type) bool {
 // data compacted.
 func accept(o options, log []event.Event, surface []int64, e event.Event, index int) (event.Event, *event.Error) {
 	// SURF-1
-	if e.Seq < 0 || e.Seq > maxSafe || e.Time < 0 || e.Time > maxSafe {
-		return e, reject(event.CodeInvalidEnvelope, index, -1, "seq or time out of range")
+	if e.Seq < 0 || e.Seq > maxSafe {
+		return e, reject(event.CodeInvalidEnvelope, index, -1, "seq out of range") // no seq to name
+	}
+	if e.Time < 0 || e.Time > maxSafe {
+		return e, reject(event.CodeInvalidEnvelope, index, e.Seq, "time out of range")
 	}
 	// SURF-2
 	if e.Seq != int64(len(log)) {

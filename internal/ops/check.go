@@ -172,7 +172,7 @@ func equalOutcome(a, b Outcome) bool {
 		return false
 	}
 	if len(a.Events) != len(b.Events) || (a.Range == nil) != (b.Range == nil) || (a.Range != nil && *a.Range != *b.Range) ||
-		a.Balanced != b.Balanced || a.OnSurface != b.OnSurface {
+		a.Balanced != b.Balanced || a.OnSurface != b.OnSurface || a.ErrIndex != b.ErrIndex {
 		return false
 	}
 	for i := range a.Events {

@@ -128,6 +128,21 @@ type Outcome struct {
 	// found.
 	Range               *[2]int64
 	Balanced, OnSurface bool
+	// ErrIndex is a refusal's seed index (-1: none), compared as the code
+	// is. ErrSeq, the seq it names, is recorded but not compared: the two
+	// sides name different seqs in some compaction refusals (a prune whose
+	// new content is refused), which no vector carries.
+	ErrSeq   int64
+	ErrIndex int
+}
+
+// fail records err's shape and returns its code ("" for nil).
+func (o *Outcome) fail(err error) event.Code {
+	var e *event.Error
+	if errors.As(err, &e) {
+		o.ErrSeq, o.ErrIndex = e.Seq, e.Index
+	}
+	return event.CodeOf(err)
 }
 
 // State is everything observable about a session.
@@ -164,7 +179,7 @@ func Apply(d Driver, s Step) (Driver, Outcome) {
 	switch s.Kind {
 	case KindAppend:
 		e, err := d.Append(s.Type, s.Data, s.Intent)
-		if out.Code = event.CodeOf(err); err == nil {
+		if out.Code = out.fail(err); err == nil {
 			out.Event = &e
 		}
 	case KindSeed, KindSeedJSON:
@@ -175,35 +190,35 @@ func Apply(d Driver, s Step) (Driver, Outcome) {
 		} else {
 			next, err = d.SeedJSON(s.Lines)
 		}
-		if out.Code = event.CodeOf(err); err == nil {
+		if out.Code = out.fail(err); err == nil {
 			d = next
 		}
 	case KindFork:
 		child, err := d.Fork(s.Boundary)
-		if out.Code = event.CodeOf(err); err == nil && s.Continue {
+		if out.Code = out.fail(err); err == nil && s.Continue {
 			d = child
 		}
 	case KindProvenance:
 		p, err := d.Provenance(s.Seq)
-		out.Code, out.Provenance = event.CodeOf(err), p
+		out.Code, out.Provenance = out.fail(err), p
 	case KindRepair:
 		evs, err := d.Repair()
-		out.Code, out.Events = event.CodeOf(err), evs
+		out.Code, out.Events = out.fail(err), evs
 	case KindBegin:
 		evs, err := d.Begin(s)
-		out.Code, out.Events = event.CodeOf(err), evs
+		out.Code, out.Events = out.fail(err), evs
 	case KindCommit:
 		evs, err := d.Commit(s)
-		out.Code, out.Events = event.CodeOf(err), evs
+		out.Code, out.Events = out.fail(err), evs
 	case KindAbort:
 		evs, err := d.Abort(s.Reason)
-		out.Code, out.Events = event.CodeOf(err), evs
+		out.Code, out.Events = out.fail(err), evs
 	case KindPrune:
 		evs, err := d.Prune(s.Seq, s.Blocks)
-		out.Code, out.Events = event.CodeOf(err), evs
+		out.Code, out.Events = out.fail(err), evs
 	case KindSelect:
 		a, b, err := d.Select(s.KeepLast, s.KeepTokens, s.Opaque)
-		if out.Code = event.CodeOf(err); err == nil {
+		if out.Code = out.fail(err); err == nil {
 			out.Range = &[2]int64{a, b}
 		}
 	case KindBalance:
@@ -212,7 +227,7 @@ func Apply(d Driver, s Step) (Driver, Outcome) {
 		d.Forget()
 	case KindReload:
 		next, err := d.Seed(d.State().Events)
-		if out.Code = event.CodeOf(err); err == nil {
+		if out.Code = out.fail(err); err == nil {
 			d = next
 		}
 	}
