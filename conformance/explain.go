@@ -64,6 +64,9 @@ func ExplanationOf(system string, v Vector, f Failure) (Explanation, bool) {
 	if f.Step < 0 || f.Step >= len(v.Steps) || v.Steps[f.Step].Op != f.Op {
 		return Explanation{}, false
 	}
+	if f.Want == f.Got && len(f.Differ) == 0 {
+		return Explanation{}, false // nothing differs: not a failure to explain
+	}
 	c := &failing{system: system, v: v, f: f, step: v.Steps[f.Step]}
 	table := b736Rules
 	if system == SeedNpmRC8 {
@@ -92,7 +95,7 @@ func (c *failing) got(codes ...string) bool  { return oneOf(c.f.Got, codes) }
 func (c *failing) op(ops ...string) bool     { return oneOf(c.f.Op, ops) }
 
 func (c *failing) differ(members ...string) bool {
-	return c.f.Want == c.f.Got && len(c.f.Differ) > 0 && subset(c.f.Differ, members)
+	return c.f.Want == c.f.Got && subset(c.f.Differ, members) // some member differs (ExplanationOf)
 }
 
 func oneOf(x string, xs []string) bool {

@@ -1,0 +1,74 @@
+package conformance
+
+import (
+	"maps"
+	"testing"
+)
+
+// TestCoverageCounts: Coverage counts each rule once per vector that
+// lists it and each code once per vector with a step expecting it (a
+// vector expecting it twice counts once); DifferenceCoverage counts rows
+// per vector. Hand-made vectors, exact counts.
+func TestCoverageCounts(t *testing.T) {
+	step := func(code string) Step { return Step{Op: "append", Expect: &Result{Error: code}} }
+	vectors := []Vector{
+		{ID: "a", Rules: []string{"SURF-1", "SURF-2"}, Differences: []string{"D1", "D2"}, Steps: []Step{step("x.one"), step("x.one"), step("y.two"), {Op: "append"}}},
+		{ID: "b", Rules: []string{"SURF-1"}, Differences: []string{"D1"}, Steps: []Step{step("x.one"), step("")}},
+		{ID: "c", Steps: []Step{{Op: "append"}}},
+	}
+	rules, codes := Coverage(vectors)
+	if want := map[string]int{"SURF-1": 2, "SURF-2": 1}; !maps.Equal(rules, want) {
+		t.Errorf("rules %v, want %v", rules, want)
+	}
+	if want := map[string]int{"x.one": 2, "y.two": 1}; !maps.Equal(codes, want) {
+		t.Errorf("codes %v, want %v", codes, want)
+	}
+	if got, want := DifferenceCoverage(vectors), map[string]int{"D1": 2, "D2": 1}; !maps.Equal(got, want) {
+		t.Errorf("differences %v, want %v", got, want)
+	}
+}
+
+// TestExplainNeedsARealFailure: a failure signature that points outside
+// its vector's steps (before the first, at len(steps), past it), at a step
+// of another op, or that shows nothing differing (same outcome, no
+// member named) is explained by no row, for both seed systems, over every
+// embedded vector.
+func TestExplainNeedsARealFailure(t *testing.T) {
+	vectors, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, system := range []string{SeedB736, SeedNpmRC8} {
+		for _, v := range vectors {
+			n := len(v.Steps)
+			for _, f := range []Failure{
+				{Step: -1, Op: "append", Want: "ok", Got: "event.data_invalid"},
+				{Step: n, Op: "append", Want: "ok", Got: "event.data_invalid"},
+				{Step: n + 1, Op: "append", Want: "ok", Got: "event.data_invalid"},
+			} {
+				if row := Explain(system, v, f); row != "" {
+					t.Errorf("%s %s: %+v (outside the steps) explained by %s", system, v.ID, f, row)
+				}
+			}
+			for i, s := range v.Steps {
+				other := "fork"
+				if s.Op == "fork" {
+					other = "append"
+				}
+				want := "ok"
+				if s.Expect != nil && s.Expect.Error != "" {
+					want = s.Expect.Error
+				}
+				for _, f := range []Failure{
+					{Step: i, Op: other, Want: want, Got: "event.data_invalid"},
+					{Step: i, Op: s.Op, Want: want, Got: want},
+					{Step: i, Op: s.Op, Want: want, Got: want, Differ: []string{}},
+				} {
+					if row := Explain(system, v, f); row != "" {
+						t.Errorf("%s %s: %+v explained by %s", system, v.ID, f, row)
+					}
+				}
+			}
+		}
+	}
+}
