@@ -3,6 +3,7 @@ package persist
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/observe"
 	"github.com/surfacelog/surface/impl/session"
+	"github.com/surfacelog/surface/internal/pgtest"
 )
 
 // TestSyncFlagsByPolicy: under each sync policy, which writes of one
@@ -31,14 +33,21 @@ func TestSyncFlagsByPolicy(t *testing.T) {
 		SyncGroup:       {false, false, false, true, true},
 	}
 	pragma := map[SyncPolicy]int{SyncEveryAppend: 2, SyncOnTurnEnd: 1, SyncMessages: 1, SyncNever: 0, SyncGroup: 1}
+	url := os.Getenv("SURFACE_PG_URL")
 	for policy, flags := range want {
-		for _, store := range []string{"jsonl", "sqlite"} {
+		stores := []string{"jsonl", "sqlite"}
+		if policy == SyncEveryAppend && url != "" {
+			stores = append(stores, "postgres") // every commit is durable: one row
+		}
+		for _, store := range stores {
 			name := fmt.Sprintf("%s/%s", store, policy)
 			dir := t.TempDir()
 			var st Store
 			var err error
 			var sq *SQLite
 			switch {
+			case store == "postgres":
+				st, err = OpenPostgres(context.Background(), url, hdr("x"), WithPostgresSchema(pgtest.Schema("syncflags")))
 			case store == "jsonl" && policy == SyncGroup:
 				st, err = OpenJSONL(context.Background(), filepath.Join(dir, "s.jsonl"), hdr("x"), WithSyncWindow(time.Hour, 1<<20))
 			case store == "jsonl":
