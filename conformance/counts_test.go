@@ -72,3 +72,26 @@ func TestExplainNeedsARealFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckOrderNeedsTheOtherBreak: D2 (two rules broken at once, checked
+// in another order) explains a seed that the spec refuses for its seq and
+// the seed system for its envelope only when a line of it is not a JSON
+// object; the same failure over lines that are all objects is explained
+// by no row of either system.
+func TestCheckOrderNeedsTheOtherBreak(t *testing.T) {
+	objects := []string{`{"type":"todo/write","seq":0,"time":1,"data":{"todos":[]}}`, `{"type":"todo/write","seq":2,"time":1,"data":{"todos":[]}}`}
+	broken := []string{objects[0], `[1,2]`}
+	f := Failure{Step: 0, Op: "seed", Want: "seq.not_contiguous", Got: "event.invalid_envelope"}
+	for _, system := range []string{SeedB736, SeedNpmRC8} {
+		for _, c := range []struct {
+			lines []string
+			row   string
+		}{{broken, "D2"}, {objects, ""}} {
+			lines := c.lines
+			v := Vector{ID: "hand.check_order", Steps: []Step{{Op: "seed", Lines: &lines}}}
+			if got := Explain(system, v, f); got != c.row {
+				t.Errorf("%s, lines %q: explained by %q, want %q", system, c.lines, got, c.row)
+			}
+		}
+	}
+}
