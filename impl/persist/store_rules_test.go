@@ -267,6 +267,11 @@ func TestOpenSQLiteRefusesForeignDatabases(t *testing.T) {
 		if !isErr(err, event.CodePersistNotASession, -1) {
 			t.Errorf("%s: got %v, want persist.not_a_session", filepath.Base(p), err)
 		}
+		// The refusal says what it found: a table and its key's index, one
+		// table with a rowid key.
+		if want := map[string]string{foreign: "(user_version 0, 2 schema objects)", walDB: "(user_version 0, 1 schema objects)"}[p]; want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("%s: %v, want it to say %s", filepath.Base(p), err, want)
+		}
 		if after, _ := os.ReadFile(p); !bytes.Equal(before, after) {
 			t.Errorf("%s changed", filepath.Base(p))
 		}
