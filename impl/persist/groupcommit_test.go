@@ -313,7 +313,7 @@ func TestCancelledOpenForkResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := Resume(done, st, clock()); !errors.Is(err, event.CodePersistCancelled) {
+	if _, _, err := Resume(done, st, clock()); !isErr(err, event.CodePersistCancelled, -1) {
 		t.Fatalf("Resume: %v", err)
 	}
 	s, _, err := Resume(context.Background(), st, clock())

@@ -2,6 +2,8 @@ package persist
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -38,5 +40,37 @@ func TestPostgresSessionsAndSecondWriter(t *testing.T) {
 	}
 	if _, err := OpenPostgres(context.Background(), url, hdr("a"), WithPostgresSchema(schema)); !isErr(err, event.CodePersistLocked, -1) {
 		t.Fatalf("a second writer of a: %#v", err)
+	}
+}
+
+// TestSQLiteReaderSessions: a reader of a database with sessions lists
+// them in id order and closes; a reader of an empty file (a fresh
+// database, nothing in it yet) lists none and closes too.
+func TestSQLiteReaderSessions(t *testing.T) {
+	requireSQLite(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "s.db")
+	for _, id := range []string{"b", "a"} {
+		sq, err := OpenSQLite(context.Background(), db, hdr(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sq.Close(context.Background())
+	}
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string][]string{db: {"a", "b"}, empty: nil} {
+		r, err := OpenSQLiteReader(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ids, err := r.Sessions(); err != nil || !slices.Equal(ids, want) {
+			t.Errorf("%s: sessions %v %v, want %v", filepath.Base(path), ids, err, want)
+		}
+		if err := r.Close(); err != nil {
+			t.Errorf("%s: close: %v", filepath.Base(path), err)
+		}
 	}
 }
