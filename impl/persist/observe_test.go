@@ -25,16 +25,7 @@ func TestObservedStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prompt(t, s)
-	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeAssistantChunk, Data: raw(`{"turn":1,"step":1,"chunk":{"type":"text-delta","text":"a"}}`)}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.AppendBatch(context.Background(), streamedStep(3)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnEnd, Data: raw(`{"turn":1,"reason":{"kind":"completed"}}`)}); err != nil {
-		t.Fatal(err)
-	}
+	writeTurnOfFiveWrites(t, s)
 	if len(rec.Resumes) != 1 || rec.Resumes[0].Store != "jsonl" || rec.Resumes[0].Events != 0 || rec.Resumes[0].Err != nil {
 		t.Fatalf("resume records: %+v", rec.Resumes)
 	}

@@ -15,16 +15,7 @@ import (
 // does not fill the window arms its timer, and the timer's sync closes
 // the window (nothing left unsynced) without another write.
 func TestSQLiteGroupWindowCloses(t *testing.T) {
-	requireSQLite(t)
-	sq, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "s.db"), hdr("x"), WithSQLiteSyncWindow(20*time.Millisecond, 1<<20))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sq.Close(context.Background())
-	s, _, err := Resume(context.Background(), sq, clock())
-	if err != nil {
-		t.Fatal(err)
-	}
+	sq, s := resumedSQLite(t, WithSQLiteSyncWindow(20*time.Millisecond, 1<<20))
 	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: raw(`{"todos":[]}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -54,22 +45,30 @@ func TestSQLiteGroupWindowCloses(t *testing.T) {
 // seq a conflict naming it, with no seed index, and leaves the session as
 // it was.
 func TestSQLiteLostRace(t *testing.T) {
-	requireSQLite(t)
-	sq, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "s.db"), hdr("x"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sq.Close(context.Background())
-	s, _, err := Resume(context.Background(), sq, clock())
-	if err != nil {
-		t.Fatal(err)
-	}
+	sq, s := resumedSQLite(t)
 	prompt(t, s)
 	if _, err := sq.db.Exec(`INSERT INTO events (session_id, seq, type, time, data) VALUES ('x', 2, 'todo/write', 1, '{"todos":[]}')`); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: raw(`{"todos":[]}`)})
+	_, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: raw(`{"todos":[]}`)})
 	if !isErr(err, event.CodePersistConflict, 2) || s.Len() != 2 {
 		t.Fatalf("an append that lost the race: %#v, %d events", err, s.Len())
 	}
+}
+
+// resumedSQLite opens a SQLite store of session "x" in a new database
+// (closed at the test's end) and resumes its session.
+func resumedSQLite(t *testing.T, opts ...SQLiteOption) (*SQLite, *Session) {
+	t.Helper()
+	requireSQLite(t)
+	sq, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "s.db"), hdr("x"), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sq.Close(context.Background()) })
+	s, _, err := Resume(context.Background(), sq, clock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sq, s
 }

@@ -67,16 +67,7 @@ func TestSyncFlagsByPolicy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			prompt(t, s)
-			if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeAssistantChunk, Data: raw(`{"turn":1,"step":1,"chunk":{"type":"text-delta","text":"a"}}`)}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := s.AppendBatch(context.Background(), streamedStep(3)); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnEnd, Data: raw(`{"turn":1,"reason":{"kind":"completed"}}`)}); err != nil {
-				t.Fatal(err)
-			}
+			writeTurnOfFiveWrites(t, s)
 			if len(rec.StoreWrites) != 5 {
 				t.Fatalf("%s: %d store writes: %+v", name, len(rec.StoreWrites), rec.StoreWrites)
 			}
@@ -95,5 +86,22 @@ func TestSyncFlagsByPolicy(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// writeTurnOfFiveWrites appends a turn in five writes: a turn/start and a
+// user message (singles), a chunk, a streamed step of six events as one
+// batch, and the turn/end.
+func writeTurnOfFiveWrites(t *testing.T, s *Session) {
+	t.Helper()
+	prompt(t, s)
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeAssistantChunk, Data: raw(`{"turn":1,"step":1,"chunk":{"type":"text-delta","text":"a"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendBatch(context.Background(), streamedStep(3)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTurnEnd, Data: raw(`{"turn":1,"reason":{"kind":"completed"}}`)}); err != nil {
+		t.Fatal(err)
 	}
 }
