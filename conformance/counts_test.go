@@ -95,3 +95,31 @@ func TestCheckOrderNeedsTheOtherBreak(t *testing.T) {
 		}
 	}
 }
+
+// TestLineHasMemberBySource: whether a step hands over an envelope member
+// is read where the step keeps its text: a SQLite store's SQL, a JSONL
+// store's file, a seed's lines; the same member named in another kind of
+// step's field does not count.
+func TestLineHasMemberBySource(t *testing.T) {
+	jsonl := []byte(`{"type":"session","version":2,"id":"x","createdAt":1}` + "\n" + `{"type":"x/y","seq":0,"time":1,"data":{},"ignorable":true}`)
+	lines := []string{`{"type":"x/y","seq":0,"time":1,"data":{},"ignorable":true}`}
+	sql := []string{`INSERT INTO event_envelope (session_id, seq, ignorable) VALUES ('x', 0, 1)`}
+	for _, c := range []struct {
+		name string
+		op   string
+		step Step
+		want bool
+	}{
+		{"a SQLite store's SQL", "store_open", Step{Op: "store_open", Format: "sqlite", SQL: sql}, true},
+		{"a SQLite store without it", "store_open", Step{Op: "store_open", Format: "sqlite", SQL: []string{`INSERT INTO events VALUES (1)`}}, false},
+		{"SQL beside a JSONL file without it", "store_open", Step{Op: "store_open", Format: "jsonl", SQL: sql, File: &[]byte{}}, false},
+		{"a JSONL file", "store_open", Step{Op: "store_open", Format: "jsonl", File: &jsonl}, true},
+		{"a seed's lines", "seed", Step{Op: "seed", Lines: &lines}, true},
+		{"SQL on a seed", "seed", Step{Op: "seed", SQL: sql}, false},
+	} {
+		f := &failing{system: SeedB736, v: Vector{Steps: []Step{c.step}}, f: Failure{Step: 0, Op: c.op}, step: c.step}
+		if got := f.lineHasMember("ignorable"); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
