@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"maps"
+	"strings"
 	"testing"
 )
 
@@ -120,6 +121,40 @@ func TestLineHasMemberBySource(t *testing.T) {
 		f := &failing{system: SeedB736, v: Vector{Steps: []Step{c.step}}, f: Failure{Step: 0, Op: c.op}, step: c.step}
 		if got := f.lineHasMember("ignorable"); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestRowsAtTheirEdges: D49 (a stack overflow) needs data nested deeper
+// than 10,000 levels, not 10,000 itself; D4 (provenance refused first)
+// needs an assistant message without provenance before the refused line,
+// not another type.
+func TestRowsAtTheirEdges(t *testing.T) {
+	nested := func(depth int) *string {
+		s := strings.Repeat("[", depth) + strings.Repeat("]", depth)
+		s = `{"todos":` + s + `}`
+		return &s
+	}
+	typ := "todo/write"
+	overflow := Failure{Step: 0, Op: "append", Want: "event.data_not_json", Got: "real.stack_overflow"}
+	for depth, want := range map[int]string{10000: "", 10001: "D49"} {
+		// the todos member's array adds none: depth counts the arrays
+		v := Vector{ID: "hand.depth", Steps: []Step{{Op: "append", Type: &typ, DataText: nested(depth - 1)}}}
+		if got := Explain(SeedB736, v, overflow); got != want {
+			t.Errorf("nesting %d: explained by %q, want %q", depth, got, want)
+		}
+	}
+	idx := 1
+	bad := `{"type":"todo/write","seq":5,"time":1,"data":{"todos":[]}}`
+	for first, want := range map[string]string{
+		`{"type":"assistant/message","seq":0,"time":1,"data":{"turn":1,"step":1,"content":[{"type":"text","text":"a"}]},"surfaceOp":{"op":"append"}}`:   "D4",
+		`{"type":"user/message","seq":0,"time":1,"data":{"content":[{"type":"text","text":"a"}],"source":{"kind":"user"}},"surfaceOp":{"op":"append"}}`: "",
+	} {
+		lines := []string{first, bad}
+		v := Vector{ID: "hand.provenance", Steps: []Step{{Op: "seed", Lines: &lines, Expect: &Result{Error: "seq.not_contiguous", Index: &idx}}}}
+		f := Failure{Step: 0, Op: "seed", Want: "seq.not_contiguous", Got: "event.data_invalid"}
+		if got := Explain(SeedB736, v, f); got != want {
+			t.Errorf("first line %.40s: explained by %q, want %q", first, got, want)
 		}
 	}
 }
