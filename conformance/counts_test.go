@@ -147,14 +147,54 @@ func TestRowsAtTheirEdges(t *testing.T) {
 	idx := 1
 	bad := `{"type":"todo/write","seq":5,"time":1,"data":{"todos":[]}}`
 	for first, want := range map[string]string{
-		`{"type":"assistant/message","seq":0,"time":1,"data":{"turn":1,"step":1,"content":[{"type":"text","text":"a"}]},"surfaceOp":{"op":"append"}}`:   "D4",
-		`{"type":"user/message","seq":0,"time":1,"data":{"content":[{"type":"text","text":"a"}],"source":{"kind":"user"}},"surfaceOp":{"op":"append"}}`: "",
+		`{"type":"assistant/message","seq":0,"time":1,"data":{"turn":1,"step":1,"content":[{"type":"text","text":"a"}]},"surfaceOp":"append"}`:   "D4",
+		`{"type":"user/message","seq":0,"time":1,"data":{"content":[{"type":"text","text":"a"}],"source":{"kind":"user"}},"surfaceOp":"append"}`: "",
 	} {
 		lines := []string{first, bad}
 		v := Vector{ID: "hand.provenance", Steps: []Step{{Op: "seed", Lines: &lines, Expect: &Result{Error: "seq.not_contiguous", Index: &idx}}}}
 		f := Failure{Step: 0, Op: "seed", Want: "seq.not_contiguous", Got: "event.data_invalid"}
 		if got := Explain(SeedB736, v, f); got != want {
 			t.Errorf("first line %.40s: explained by %q, want %q", first, got, want)
+		}
+	}
+}
+
+// TestForkAndStoreLookBack: boundaryInOpenTurn counts the event at the
+// boundary (a fork at a turn/start is inside that turn; one at the turn/end
+// before it is not); afterRefused reads the last store_open before the
+// failing step, not one after it nor an earlier one.
+func TestForkAndStoreLookBack(t *testing.T) {
+	lines := []string{
+		`{"type":"turn/start","seq":0,"time":1,"data":{"turn":1,"trigger":{"kind":"message"}}}`,
+		`{"type":"user/message","seq":1,"time":1,"data":{"content":[{"type":"text","text":"a"}],"source":{"kind":"user"}},"surfaceOp":"append"}`,
+		`{"type":"turn/end","seq":2,"time":1,"data":{"turn":1,"reason":{"kind":"completed"}}}`,
+		`{"type":"turn/start","seq":3,"time":1,"data":{"turn":2,"trigger":{"kind":"message"}}}`,
+	}
+	for boundary, want := range map[int64]bool{0: true, 1: true, 2: false, 3: true} {
+		b := boundary
+		v := Vector{Steps: []Step{{Op: "seed", Lines: &lines}, {Op: "fork", Boundary: &b}}}
+		c := &failing{system: SeedB736, v: v, f: Failure{Step: 1, Op: "fork"}, step: v.Steps[1]}
+		if got := c.boundaryInOpenTurn(); got != want {
+			t.Errorf("fork at %d: in an open turn %v, want %v", boundary, got, want)
+		}
+	}
+	refused := Step{Op: "store_open", Expect: &Result{Error: "persist.corrupt"}}
+	opened := Step{Op: "store_open", Expect: &Result{}}
+	other := Step{Op: "append"}
+	for _, c := range []struct {
+		name  string
+		steps []Step
+		at    int
+		want  bool
+	}{
+		{"refused just before", []Step{opened, refused, other}, 2, true},
+		{"refused, then opened", []Step{refused, opened, other}, 2, false},
+		{"refused only after", []Step{opened, other, refused}, 1, false},
+		{"none before", []Step{other, refused}, 0, false},
+	} {
+		f := &failing{system: SeedB736, v: Vector{Steps: c.steps}, f: Failure{Step: c.at, Op: c.steps[c.at].Op}, step: c.steps[c.at]}
+		if got := f.afterRefused("persist.corrupt"); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
 }
