@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"maps"
 	"strings"
 	"testing"
@@ -140,8 +141,10 @@ func TestRowsAtTheirEdges(t *testing.T) {
 	for depth, want := range map[int]string{10000: "", 10001: "D49"} {
 		// the todos member's array adds none: depth counts the arrays
 		v := Vector{ID: "hand.depth", Steps: []Step{{Op: "append", Type: &typ, DataText: nested(depth - 1)}}}
-		if got := Explain(SeedB736, v, overflow); got != want {
-			t.Errorf("nesting %d: explained by %q, want %q", depth, got, want)
+		for _, system := range []string{SeedB736, SeedNpmRC8} {
+			if got := Explain(system, v, overflow); got != want {
+				t.Errorf("%s, nesting %d: explained by %q, want %q", system, depth, got, want)
+			}
 		}
 	}
 	idx := 1
@@ -195,6 +198,28 @@ func TestForkAndStoreLookBack(t *testing.T) {
 		f := &failing{system: SeedB736, v: Vector{Steps: c.steps}, f: Failure{Step: c.at, Op: c.steps[c.at].Op}, step: c.steps[c.at]}
 		if got := f.afterRefused("persist.corrupt"); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestFrameMagicLookAlikes: the unused-bit check and the released text
+// read a zstd frame only from its magic: four bytes that are the magic
+// alone (no descriptor) are no frame with the bit, and are kept as they
+// are; a frame whose descriptor has bit 4 set is one.
+func TestFrameMagicLookAlikes(t *testing.T) {
+	magic := []byte{0x28, 0xb5, 0x2f, 0xfd}
+	withBit := append(append([]byte(nil), magic...), 0x10)
+	for _, c := range []struct {
+		file []byte
+		bit  bool
+	}{{magic, false}, {withBit, true}, {magic[:3], false}, {append(append([]byte(nil), magic...), 0x08), false}} {
+		f := c.file
+		st := Step{Op: "released_open", File: &f}
+		if got := (&failing{step: st}).unusedFrameBit(); got != c.bit {
+			t.Errorf("% x: unused bit %v, want %v", c.file, got, c.bit)
+		}
+		if got := releasedText(st); !bytes.Equal(got, c.file) {
+			t.Errorf("% x: released text % x, want the bytes as they are", c.file, got)
 		}
 	}
 }
