@@ -5,6 +5,8 @@ import (
 	"maps"
 	"strings"
 	"testing"
+
+	"github.com/surfacelog/surface/internal/zstdframe"
 )
 
 // TestCoverageCounts: Coverage counts each rule once per vector that
@@ -221,5 +223,10 @@ func TestFrameMagicLookAlikes(t *testing.T) {
 		if got := releasedText(st); !bytes.Equal(got, c.file) {
 			t.Errorf("% x: released text % x, want the bytes as they are", c.file, got)
 		}
+	}
+	// A whole frame is decompressed.
+	frame := zstdframe.Frame(zstdframe.Shape{Single: true, Checksum: true}, []zstdframe.Block{zstdframe.Raw([]byte("{\"a\":1}\n"))})
+	if got := releasedText(Step{Op: "released_open", File: &frame}); string(got) != "{\"a\":1}\n" {
+		t.Errorf("a zstd frame's released text: %q", got)
 	}
 }
