@@ -230,3 +230,17 @@ func TestFrameMagicLookAlikes(t *testing.T) {
 		t.Errorf("a zstd frame's released text: %q", got)
 	}
 }
+
+// TestD50NeedsARequestHeader: D50 (a loaded request/header without
+// provider and model) explains a seed refused for such a header, and not
+// for the same data under another type.
+func TestD50NeedsARequestHeader(t *testing.T) {
+	f := Failure{Step: 0, Op: "seed", Want: "success", Got: "event.data_invalid"}
+	for typ, want := range map[string]string{"request/header": "D50", "todo/write": ""} {
+		lines := []string{`{"type":"` + typ + `","seq":0,"time":1,"data":{"header":{"config":{"temperature":1}}}}`}
+		v := Vector{ID: "hand.d50", Steps: []Step{{Op: "seed", Lines: &lines}}}
+		if got := Explain(SeedB736, v, f); got != want {
+			t.Errorf("%s: explained by %q, want %q", typ, got, want)
+		}
+	}
+}
