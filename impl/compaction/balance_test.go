@@ -2,6 +2,7 @@ package compaction_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/surfacelog/surface/impl/compaction"
@@ -77,24 +78,8 @@ func TestBalanceOfRareResults(t *testing.T) {
 			}
 			t.Fatalf("step %d: %v", k, err)
 		}
-		_ = e
-		m, err := model.SeedSession(s.Events(), func() int64 { return 0 })
-		if err != nil {
-			t.Fatalf("step %d: the model refuses the log: %v", k, err)
-		}
+		balancesAsModel(t, s, fmt.Sprintf("after step %d (seq %d)", k, e.Seq))
 		nodes = s.Surface().Slice()
-		for _, seq := range nodes {
-			for _, after := range []bool{false, true} {
-				want, wok := m.Balanced(seq, after)
-				got, ok := compaction.BalancedBefore(s, seq)
-				if after {
-					got, ok = compaction.BalancedAfter(s, seq)
-				}
-				if got != want || ok != wok {
-					t.Errorf("after step %d, node %d (after %v): balanced %v %v, the model %v %v", k, seq, after, got, ok, want, wok)
-				}
-			}
-		}
 	}
 	if len(nodes) < 8 {
 		t.Fatalf("%d nodes at the end: the steps did not run", len(nodes))
@@ -137,26 +122,34 @@ func replacesOverRareResults(t *testing.T, base []event.Event, result func(strin
 					continue // refused (a result no call answers, say)
 				}
 				tried++
-				m, err := model.SeedSession(s.Events(), func() int64 { return 0 })
-				if err != nil {
-					t.Fatalf("the model refuses the log: %v", err)
-				}
-				for _, seq := range s.Surface().Slice() {
-					for _, after := range []bool{false, true} {
-						want, _ := m.Balanced(seq, after)
-						got, _ := compaction.BalancedBefore(s, seq)
-						if after {
-							got, _ = compaction.BalancedAfter(s, seq)
-						}
-						if got != want {
-							t.Errorf("[%d, %d] replaced by %s %s: node %d (after %v) balanced %v, the model %v", surface[i], surface[j], r.Type, r.Data, seq, after, got, want)
-						}
-					}
-				}
+				balancesAsModel(t, s, fmt.Sprintf("[%d, %d] replaced by %s %s", surface[i], surface[j], r.Type, r.Data))
 			}
 		}
 	}
 	if tried < 50 {
 		t.Fatalf("%d replaces accepted: the cases did not run", tried)
+	}
+}
+
+// balancesAsModel checks the balance of the cuts before and after every
+// surface node of s (and whether it is on the surface) against the
+// model's derive of s's log.
+func balancesAsModel(t *testing.T, s *session.Session, what string) {
+	t.Helper()
+	m, err := model.SeedSession(s.Events(), func() int64 { return 0 })
+	if err != nil {
+		t.Fatalf("%s: the model refuses the log: %v", what, err)
+	}
+	for _, seq := range s.Surface().Slice() {
+		for _, after := range []bool{false, true} {
+			want, wok := m.Balanced(seq, after)
+			got, ok := compaction.BalancedBefore(s, seq)
+			if after {
+				got, ok = compaction.BalancedAfter(s, seq)
+			}
+			if got != want || ok != wok {
+				t.Errorf("%s: node %d (after %v): balanced %v %v, the model %v %v", what, seq, after, got, ok, want, wok)
+			}
+		}
 	}
 }
