@@ -98,8 +98,7 @@ func StringMember(obj []byte, name string) string {
 	if !ok {
 		return ""
 	}
-	var s string
-	_ = json.Unmarshal(raw, &s)
+	s, _ := decodeString(raw)
 	return s
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 )
 
 // Check validates the event-local rules SURF-1 to SURF-9 for e as the
@@ -204,9 +205,13 @@ func kindProblem(f *FieldSpec, v []byte) string {
 			return "is not a string"
 		}
 		if len(f.Enum) > 0 {
-			s, _ := decodeString(v)
+			raw, plain := plainString(v)
+			var s string
+			if !plain {
+				s, _ = decodeString(v)
+			}
 			for _, e := range f.Enum {
-				if s == e {
+				if (plain && string(raw) == e) || (!plain && s == e) {
 					return ""
 				}
 			}
@@ -228,7 +233,9 @@ func kindProblem(f *FieldSpec, v []byte) string {
 		if v[0] != '[' {
 			return "is not an array of blocks"
 		}
-		for _, b := range ArrayElements(v) {
+		for i := 1; len(v) > 1 && v[1] != ']'; {
+			j := skip(v, i)
+			b := v[i:j]
 			if b[0] != '{' {
 				return "holds a block that is not an object"
 			}
@@ -236,6 +243,10 @@ func kindProblem(f *FieldSpec, v []byte) string {
 			if !ok || t[0] != '"' {
 				return "holds a block without a string \"type\""
 			}
+			if v[j] == ']' {
+				break
+			}
+			i = j + 1
 		}
 	case KindTagged:
 		if v[0] != '{' {
@@ -250,9 +261,36 @@ func kindProblem(f *FieldSpec, v []byte) string {
 }
 
 func decodeString(v []byte) (string, bool) {
+	if raw, ok := plainString(v); ok {
+		return string(raw), true
+	}
 	var s string
 	if err := json.Unmarshal(v, &s); err != nil {
 		return "", false
 	}
 	return s, true
+}
+
+// plainString returns the text between the quotes of a JSON string token
+// that holds no escape, no control character and only UTF-8: what
+// encoding/json would decode it to, without decoding. ok is false for any
+// other token; decode those.
+func plainString(tok []byte) (raw []byte, ok bool) {
+	if len(tok) < 2 || tok[0] != '"' || tok[len(tok)-1] != '"' {
+		return nil, false
+	}
+	raw = tok[1 : len(tok)-1]
+	ascii := true
+	for _, c := range raw {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return nil, false
+		}
+		if c >= utf8.RuneSelf {
+			ascii = false
+		}
+	}
+	if !ascii && !utf8.Valid(raw) {
+		return nil, false
+	}
+	return raw, true
 }

@@ -1,9 +1,7 @@
 package event
 
 import (
-	"bytes"
 	"encoding/json"
-	"unicode/utf8"
 )
 
 // arena hands out the memory for event data: compact data is written
@@ -215,14 +213,14 @@ func decodeWire(b []byte, a *arena) (e Event, ok bool, err *Error) {
 		if b[i] != '"' || kEnd < 0 {
 			return bad("an event must be a JSON object")
 		}
-		key, kok := keyString(b[i:kEnd])
+		key, kok := keyBytes(b[i:kEnd])
 		i = skipSpace(b, kEnd)
 		if !kok || i >= len(b) || b[i] != ':' {
 			return bad("an event must be a JSON object")
 		}
 		i = skipSpace(b, i+1)
 		var bit int
-		switch key {
+		switch string(key) {
 		case "type":
 			bit = hType
 		case "seq":
@@ -241,7 +239,7 @@ func decodeWire(b []byte, a *arena) (e Event, ok bool, err *Error) {
 			if valueEnd(b, i) < 0 {
 				return bad("an event must be a JSON object")
 			}
-			return bad("unknown member %q", key)
+			return bad("unknown member %q", string(key))
 		}
 		if have&bit != 0 {
 			return bad("member %q appears twice", key)
@@ -268,11 +266,11 @@ func decodeWire(b []byte, a *arena) (e Event, ok bool, err *Error) {
 			v := b[i:end]
 			switch bit {
 			case hType:
-				s, sok := keyString(v)
+				s, sok := keyBytes(v)
 				if v[0] != '"' || !sok {
 					return bad("type must be a string")
 				}
-				e.Type = internType([]byte(s))
+				e.Type = internType(s)
 			case hSeq:
 				if e.Seq, ok = safeInteger(v); !ok {
 					return bad("seq must be an integer in [0, 2^53-1]")
@@ -311,23 +309,24 @@ func decodeWire(b []byte, a *arena) (e Event, ok bool, err *Error) {
 	return e, dataOK && shapeOK(e.Type, e.Data, members), nil
 }
 
-// keyString returns the value of a JSON string token (with its quotes),
+// keyBytes returns the value of a JSON string token (with its quotes),
 // as encoding/json reads it: escapes resolved, and a byte that is not
 // UTF-8 read as U+FFFD, as JSON.parse reads a line decoded as UTF-8 (the
-// model reads it so too; the fuzzer found the difference).
-func keyString(tok []byte) (string, bool) {
-	if len(tok) < 2 || tok[0] != '"' || tok[len(tok)-1] != '"' {
-		return "", false
+// model reads it so too; the fuzzer found the difference). A plain token
+// (plainString) is returned in place, without a copy; the result must
+// then not be kept past tok.
+func keyBytes(tok []byte) ([]byte, bool) {
+	if raw, ok := plainString(tok); ok {
+		return raw, true
 	}
-	raw := tok[1 : len(tok)-1]
-	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
-		return string(raw), true
+	if len(tok) < 2 || tok[0] != '"' || tok[len(tok)-1] != '"' {
+		return nil, false
 	}
 	var s string
 	if json.Unmarshal(tok, &s) != nil {
-		return "", false
+		return nil, false
 	}
-	return s, true
+	return []byte(s), true
 }
 
 // parseSmallInt parses a plain non-negative integer literal of at most 15

@@ -193,6 +193,7 @@ func (s *Session) observe(c surface.Change) {
 func Seed(events []event.Event, opts ...Option) (*Session, error) {
 	s := New(opts...)
 	s.log = make([]event.Event, 0, withHeadroom(len(events)))
+	s.mgr.Grow(withHeadroom(len(events)))
 	for i := range events {
 		e := events[i]
 		if e.Sources != nil {
@@ -285,6 +286,7 @@ func SeedLog(l *event.Log, opts ...Option) (*Session, error) {
 	s := New(opts...)
 	events := l.Events()
 	s.log = events[:0]
+	s.mgr.Grow(max(cap(events), withHeadroom(len(events))))
 	var i int
 	check := func(e *event.Event, want int64) *event.Error { return l.Check(s.cfg.vocabulary, i, want) }
 	for i = range events {

@@ -245,6 +245,15 @@ func (m *Manager) newNode(seq, label int64) *Node {
 	return n
 }
 
+// Grow makes room for n more events, so a Manager given a long log at once
+// (a seed, a resume) indexes it without copying its index as it grows.
+func (m *Manager) Grow(n int) {
+	if n <= 0 || cap(m.bySeq)-len(m.bySeq) >= n {
+		return
+	}
+	m.bySeq = append(make([]*Node, 0, len(m.bySeq)+n), m.bySeq...)
+}
+
 func (m *Manager) index(seq int64, n *Node) {
 	for int64(len(m.bySeq)) <= seq {
 		m.bySeq = append(m.bySeq, nil)

@@ -96,3 +96,42 @@ func TestLabelsIncrease(t *testing.T) {
 		}
 	}
 }
+
+// TestGrowKeepsTheIndexInPlace: after Grow(n), folding n events never
+// moves the seq index (a resume of a long log does not copy it as it
+// grows), and Grow of what is already there, of 0 or of a negative
+// count changes nothing; the surface is the same as without Grow.
+func TestGrowKeepsTheIndexInPlace(t *testing.T) {
+	const n = 3000
+	grown, plain := New(), New()
+	grown.Grow(n)
+	before := cap(grown.bySeq)
+	if before < n {
+		t.Fatalf("Grow(%d) left room for %d", n, before)
+	}
+	var log, log2 []event.Event
+	log = appendNodes(t, grown, log, n)
+	log2 = appendNodes(t, plain, log2, n)
+	if cap(grown.bySeq) != before {
+		t.Fatalf("the index was copied while %d events were folded after Grow(%d): cap %d -> %d", n, n, before, cap(grown.bySeq))
+	}
+	for _, k := range []int{0, -5, 1} {
+		c, room := cap(grown.bySeq), cap(grown.bySeq)-len(grown.bySeq)
+		grown.Grow(k)
+		if k <= room && cap(grown.bySeq) != c {
+			t.Fatalf("Grow(%d) with room for it reallocated the index", k)
+		}
+	}
+	grown.Grow(10 * n)
+	if cap(grown.bySeq)-len(grown.bySeq) < 10*n {
+		t.Fatalf("Grow(%d) on a full index left room for %d", 10*n, cap(grown.bySeq)-len(grown.bySeq))
+	}
+	for seq := int64(0); seq < n; seq++ {
+		if (grown.Node(seq) == nil) != (plain.Node(seq) == nil) {
+			t.Fatalf("seq %d: on the surface %v with Grow, %v without", seq, grown.Node(seq) != nil, plain.Node(seq) != nil)
+		}
+	}
+	if grown.Len() != plain.Len() {
+		t.Fatalf("surface of %d nodes with Grow, %d without", grown.Len(), plain.Len())
+	}
+}
