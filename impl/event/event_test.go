@@ -209,3 +209,73 @@ func TestCheckOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvelopeAndSourcesAtTheirEdges: SURF-1's integers at 2^53-1 (the
+// largest allowed) and 2^53, told apart by the code they get (a seq at
+// the edge passes SURF-1 and fails SURF-2 only); sourceEventSeqs at the
+// same edge; duplicates found by both of firstDuplicate's paths (up to 8
+// seqs, and more), at the first and the last place, and none reported for
+// lists without one of every length from 1 to 12; data with bytes after
+// its value.
+func TestEnvelopeAndSourcesAtTheirEdges(t *testing.T) {
+	user := []byte(`{"content":[],"source":{"kind":"u"}}`)
+	const edge = MaxSafeInteger
+	for _, c := range []struct {
+		name string
+		e    Event
+		at   int64
+		want Code
+	}{
+		{"seq 2^53-1 at index 0", Event{Type: TypeTurnEnd, Seq: edge, Data: []byte(`{"turn":1}`)}, 0, CodeSeqNotContiguous},
+		{"seq 2^53 at index 0", Event{Type: TypeTurnEnd, Seq: edge + 1, Data: []byte(`{"turn":1}`)}, 0, CodeInvalidEnvelope},
+		{"seq 2^53-1 where expected", Event{Type: TypeUserMessage, Seq: edge, Data: user, Op: Append()}, edge, ""},
+		{"time 2^53-1", Event{Type: TypeUserMessage, Time: edge, Data: user, Op: Append()}, 0, ""},
+		{"time 2^53", Event{Type: TypeUserMessage, Time: edge + 1, Data: user, Op: Append()}, 0, CodeInvalidEnvelope},
+		{"time -1", Event{Type: TypeUserMessage, Time: -1, Data: user, Op: Append()}, 0, CodeInvalidEnvelope},
+		{"source 2^53-1", Event{Type: TypeUserMessage, Seq: 3, Data: user, Op: Append(), Sources: []int64{edge}}, 3, CodeSourcesNotEarlier},
+		{"source 2^53", Event{Type: TypeUserMessage, Seq: 3, Data: user, Op: Append(), Sources: []int64{edge + 1}}, 3, CodeSourcesInvalid},
+		{"source 0 and -1", Event{Type: TypeUserMessage, Seq: 3, Data: user, Op: Append(), Sources: []int64{0, -1}}, 3, CodeSourcesInvalid},
+		{"trailing bytes after the data", Event{Type: TypeUserMessage, Data: []byte(`{"content":[],"source":{"kind":"u"}} x`), Op: Append()}, 0, CodeDataNotJSON},
+		{"trailing value after the data", Event{Type: TypeUserMessage, Data: []byte(`{"content":[],"source":{"kind":"u"}}{}`), Op: Append()}, 0, CodeDataNotJSON},
+		{"integer 0", Event{Type: TypeStepStart, Data: []byte(`{"turn":0,"step":1}`)}, 0, ""},
+		{"integer 9", Event{Type: TypeStepStart, Data: []byte(`{"turn":9,"step":1}`)}, 0, ""},
+		{"integer -1", Event{Type: TypeStepStart, Data: []byte(`{"turn":-1,"step":1}`)}, 0, ""},
+		{"integer 1.5", Event{Type: TypeStepStart, Data: []byte(`{"turn":1.5,"step":1}`)}, 0, CodeDataInvalid},
+		{"trailing space after the data", Event{Type: TypeUserMessage, Data: []byte(`{"content":[],"source":{"kind":"u"}}  `), Op: Append()}, 0, ""},
+	} {
+		e := c.e
+		if err := Check(&e, c.at); CodeOf(err) != c.want {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	// Not a number at all, and a number that is not an integer, are told
+	// apart in the detail.
+	for v, want := range map[string]string{`"1"`: "is not a number", `true`: "is not a number", `1.5`: "is not an integer", `-0.5`: "is not an integer", `[1]`: "is not a number"} {
+		e := Event{Type: TypeStepStart, Data: []byte(`{"turn":` + v + `,"step":1}`)}
+		if err := Check(&e, 0); CodeOf(err) != CodeDataInvalid || !strings.Contains(err.Error(), want) {
+			t.Errorf("turn %s: %v, want %s saying %q", v, err, CodeDataInvalid, want)
+		}
+	}
+	for n := 1; n <= 12; n++ {
+		seqs := make([]int64, n)
+		for i := range seqs {
+			seqs[i] = int64(i)
+		}
+		e := Event{Type: TypeUserMessage, Seq: 20, Data: user, Op: Append(), Sources: slices.Clone(seqs)}
+		if err := Check(&e, 20); err != nil {
+			t.Errorf("%d distinct sources: %v", n, err)
+		}
+		if n < 2 {
+			continue
+		}
+		for _, dup := range [][2]int{{0, n - 1}, {n - 2, n - 1}, {0, 1}} {
+			s := slices.Clone(seqs)
+			s[dup[1]] = s[dup[0]]
+			e := Event{Type: TypeUserMessage, Seq: 20, Data: user, Op: Append(), Sources: s}
+			err := Check(&e, 20)
+			if CodeOf(err) != CodeSourcesDuplicate || !strings.Contains(err.Error(), fmt.Sprintf("names %d twice", s[dup[0]])) {
+				t.Errorf("%d sources %v: %v, want %s naming %d", n, s, err, CodeSourcesDuplicate, s[dup[0]])
+			}
+		}
+	}
+}
