@@ -9,7 +9,15 @@ tests run (or the packages in TESTPKGS, space-separated, e.g. the packages
 whose differential tests use the model), and the file restored. With
 OLD_COMMIT, the log's lines are mapped from that commit's file to the
 current one (a rewritten line is reported as gone). RAPID_CHECKS defaults
-to 100. Run it in a clone: it edits the working tree while it runs."""
+to 100. Run it in a clone: it edits the working tree while it runs.
+
+REPLAY_STATUS (a regexp, default LIVED) picks the rows to replay: a
+package whose tests live in other packages (internal/ops, the harness of
+the differential tests) has every mutant NOT COVERED in its own run, so
+'LIVED|NOT COVERED' with TESTPKGS naming the packages that use it scores
+it against those. REPLAY_BUDGET (seconds) stops starting mutants after
+that long; with REPLAY_SEED the rows are taken in a random order drawn
+from that seed, so a run cut by its budget is a fair sample."""
 import re, subprocess, sys, os
 sys.stdout.reconfigure(line_buffering=True)
 log, pkgdir = sys.argv[1], sys.argv[2]
@@ -22,9 +30,16 @@ swap = {
  'INVERT_NEGATIVES': {'-': '+'},
 }
 rows = []
+status = os.environ.get('REPLAY_STATUS', 'LIVED')
 for line in open(log):
-    m = re.match(r'\s*LIVED (\w+) at ([\w./]+):(\d+):(\d+)', line)
+    m = re.match(r'\s*(?:' + status + r') (\w+) at ([\w./]+):(\d+):(\d+)', line)
     if m: rows.append((m.group(1), m.group(2), int(m.group(3)), int(m.group(4))))
+if os.environ.get('REPLAY_SEED'):
+    import random
+    random.Random(int(os.environ['REPLAY_SEED'])).shuffle(rows)
+import time
+budget = float(os.environ.get('REPLAY_BUDGET', '0'))
+started = time.monotonic()
 old = os.environ.get('OLD_COMMIT')
 import difflib
 maps = {}
@@ -42,7 +57,12 @@ def mapline(f, ln):
     return maps[f].get(ln)
 env = dict(os.environ, RAPID_CHECKS=os.environ.get('RAPID_CHECKS', '100'))
 killed = lived = 0
+done = 0
 for kind, f, ln0, col in rows:
+    if budget and time.monotonic() - started > budget:
+        print(f'budget of {budget:.0f}s reached: {done} of {len(rows)} replayed')
+        break
+    done += 1
     ln = mapline(f, ln0)
     if ln is None:
         print(f'gone   {kind} {f}:{ln0}:{col} (the line was rewritten)'); continue
@@ -66,4 +86,4 @@ for kind, f, ln0, col in rows:
         lived += 1; print(f'LIVED  {kind} {f}:{ln}:{col}  {L.strip()[:90]}')
     else:
         killed += 1; print(f'killed {kind} {f}:{ln}:{col}')
-print(f'replayed {len(rows)}: {killed} now killed, {lived} still lived')
+print(f'replayed {done} of {len(rows)}: {killed} now killed, {lived} still lived')
