@@ -158,3 +158,48 @@ func TestReleasedTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestDifferencesRows: every row of DIFFERENCES.md is read, in document
+// order, numbered once each; a table given in place of the file is read
+// row by row, the first row at the very start of the text included.
+func TestDifferencesRows(t *testing.T) {
+	rows := spec.Differences()
+	if len(rows) < 50 {
+		t.Fatalf("%d rows read from DIFFERENCES.md", len(rows))
+	}
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if seen[r.ID] || strings.TrimSpace(r.Topic) == "" {
+			t.Errorf("row %s read twice or without a topic (%q)", r.ID, r.Topic)
+		}
+		seen[r.ID] = true
+	}
+	keep := spec.DifferencesMarkdown
+	defer func() { spec.DifferencesMarkdown = keep }()
+	spec.DifferencesMarkdown = "| D1 | first | x |\n| D2 | second | y |\nnot a row | D3 | z |\n| D4 | fourth |"
+	got := spec.Differences()
+	if len(got) != 3 || got[0] != (spec.Difference{ID: "D1", Topic: "first"}) || got[2].ID != "D4" {
+		t.Fatalf("rows of a three-row table: %+v", got)
+	}
+}
+
+// TestReleasedTypesMarkers: the list is read between its markers wherever
+// they are (a start marker at the very start of the text too), and not at
+// all when a marker is missing or the end comes first.
+func TestReleasedTypesMarkers(t *testing.T) {
+	keep := spec.Markdown
+	defer func() { spec.Markdown = keep }()
+	for text, want := range map[string]int{
+		"<!-- released-types -->`a/b` `c`<!-- /released-types -->":         2,
+		"x <!-- released-types -->`a/b`<!-- /released-types --> `d/e`":     1,
+		"<!-- /released-types -->`a/b`<!-- released-types -->":             0,
+		"`a/b`<!-- /released-types -->":                                    0,
+		"<!-- released-types -->`a/b`":                                     0,
+		"<!-- released-types --><!-- /released-types -->`a/b` `c/d` `e/f`": 0,
+	} {
+		spec.Markdown = text
+		if got := spec.ReleasedTypes(); len(got) != want {
+			t.Errorf("%q: %v, want %d types", text, got, want)
+		}
+	}
+}
