@@ -251,5 +251,5 @@ func jsSpace(r rune) bool {
 	case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
 		return true
 	}
-	return r >= 0x2000 && r <= 0x200a || unicode.Is(unicode.Zs, r)
+	return unicode.Is(unicode.Zs, r) // U+2000 to U+200A among them
 }
