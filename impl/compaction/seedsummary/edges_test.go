@@ -135,3 +135,44 @@ func TestAssemblerWithoutBlockEnd(t *testing.T) {
 		t.Errorf("a tool call with no delta: %s, %v", blocks, err)
 	}
 }
+
+// TestRenderingAsJavaScript: blocks of every kind rendered as the seed
+// system's template literals render them (String() of each value), arrays
+// with nulls and nested arrays, a text block's missing, null and non-string
+// text, and JSON.stringify's key order (array indices first).
+func TestRenderingAsJavaScript(t *testing.T) {
+	content := `[{"type":"text","text":"hi"},{"type":"text","text":""},{"type":"reasoning","text":"think"},{"type":"reasoning","text":""},` +
+		`{"type":"tool-call","name":"read","arguments":"{\"p\":1}"},{"type":"tool-result","content":[{"type":"text","text":"out"}]},` +
+		`{"type":"tool-result","content":[]},{"type":"image"},{"type":"tool-call","name":["a",null,["b",2]],"arguments":{"x":1}}]`
+	got := renderBlocks(json.RawMessage(content))
+	want := "hi\n[reasoning: think]\n[tool-call: read({\"p\":1})]\n[tool-result: out]\n[tool-result]\n[image]\n[tool-call: a,,b,2([object Object])]"
+	if got != want {
+		t.Errorf("rendered:\n%s\nwant\n%s", got, want)
+	}
+	for v, want := range map[string]string{``: "undefined", `null`: "null", `true`: "true", `[]`: "", `[null]`: "", `[1,[2,null],"x"]`: "1,2,,x", `1.50`: "1.5", `{}`: "[object Object]"} {
+		if got := jsString(json.RawMessage(v)); got != want {
+			t.Errorf("String(%s) = %q, want %q", v, got, want)
+		}
+	}
+	for v, want := range map[string]string{
+		``:      "Cannot read properties of undefined (reading 'trim')",
+		`null`:  "Cannot read properties of null (reading 'trim')",
+		`1`:     "block.text.trim is not a function",
+		`["a"]`: "block.text.trim is not a function",
+	} {
+		if _, err := textOf(json.RawMessage(v)); err == nil || err.Error() != want {
+			t.Errorf("textOf(%s): %v, want %q", v, err, want)
+		}
+	}
+	if s, err := textOf(json.RawMessage(`"ok"`)); err != nil || s != "ok" {
+		t.Errorf("textOf of a string: %q, %v", s, err)
+	}
+	for in, want := range map[string]string{
+		`{"b":1,"2":true,"a":[1, 2,{"z":null,"0":"x"}],"10":[]}`: `{"2":true,"10":[],"b":1,"a":[1,2,{"0":"x","z":null}]}`,
+		`[ ]`: `[]`, `[1.0,"\u00e9"]`: `[1,"é"]`,
+	} {
+		if got := Stringify([]byte(in)); got != want {
+			t.Errorf("Stringify(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
