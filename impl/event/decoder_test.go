@@ -42,8 +42,11 @@ func genLines(r *rand.Rand, n int) []genLine {
 	var out []genLine
 	for i := 0; i < n; i++ {
 		text := texts[r.IntN(len(texts))]
-		if i == 0 {
+		switch i {
+		case 0:
 			text = strings.Repeat("big ", 6_000) // a first value bigger than a quarter chunk
+		case 7:
+			text = strings.Repeat("huge ", 14_000) // a value bigger than a whole chunk
 		}
 		typ, data, marker := "", "", ""
 		dupKeys := false
@@ -131,7 +134,7 @@ func TestDecoderKeepsEveryEvent(t *testing.T) {
 	if log.Len() != len(lines) || plog.Len() != len(lines) {
 		t.Fatalf("decoded %d and %d events of %d lines", log.Len(), plog.Len(), len(lines))
 	}
-	checkedFast, big := 0, 0
+	checkedFast, big, huge := 0, 0, 0
 	for i, g := range lines {
 		e := log.Events()[i]
 		alone, err := Decode([]byte(g.line))
@@ -154,6 +157,9 @@ func TestDecoderKeepsEveryEvent(t *testing.T) {
 		if len(e.Data) > arenaChunk/4 {
 			big++
 		}
+		if len(e.Data) > arenaChunk {
+			huge++
+		}
 		p := plog.Events()[i]
 		if p.Type != e.Type || p.Seq != e.Seq || p.Time != e.Time || p.Op != e.Op || !slices.Equal(p.Sources, e.Sources) || p.Ignorable != e.Ignorable {
 			t.Errorf("event %d: DecodeParts gives %+v, Decode %+v", i, p, e)
@@ -170,7 +176,7 @@ func TestDecoderKeepsEveryEvent(t *testing.T) {
 			checkedFast++
 		}
 	}
-	if checkedFast < 100 || checkedFast > len(lines)-50 || big < 2 {
-		t.Fatalf("the lines must mix checked and unchecked data and big values: %d of %d checked at decode, %d big", checkedFast, len(lines), big)
+	if checkedFast < 100 || checkedFast > len(lines)-50 || big < 2 || huge < 1 {
+		t.Fatalf("the lines must mix checked and unchecked data and big values: %d of %d checked at decode, %d past a quarter chunk, %d past a chunk", checkedFast, len(lines), big, huge)
 	}
 }
