@@ -3,6 +3,7 @@ package event
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -50,7 +51,11 @@ func genLines(r *rand.Rand, n int) []genLine {
 		}
 		typ, data, marker := "", "", ""
 		dupKeys := false
-		switch r.IntN(8) {
+		kind := r.IntN(8)
+		if i == 0 || i == 7 {
+			kind = 0 // a user message, whose text is the big value
+		}
+		switch kind {
 		case 0, 1:
 			typ, data, marker = "user/message", `{"content":[{"type":"text","text":"`+text+`"}],"source":{"kind":"user"}}`, `"append"`
 		case 2:
@@ -178,5 +183,33 @@ func TestDecoderKeepsEveryEvent(t *testing.T) {
 	}
 	if checkedFast < 100 || checkedFast > len(lines)-50 || big < 2 || huge < 1 {
 		t.Fatalf("the lines must mix checked and unchecked data and big values: %d of %d checked at decode, %d past a quarter chunk, %d past a chunk", checkedFast, len(lines), big, huge)
+	}
+}
+
+// TestEnvelopeRefusals: a line that is not an event names no seq (-1: it
+// has none) and the index of the line, and says what is wrong with it: an
+// unknown member by its name, apart from a line that is not an object.
+func TestEnvelopeRefusals(t *testing.T) {
+	var d Decoder
+	_ = d.Decode([]byte(`{"type":"x/y","seq":0,"time":1,"data":{}}`))
+	for line, detail := range map[string]string{
+		`{"type":"x","seq":1,"time":1,"data":{},"extra":1}`:         `unknown member "extra"`,
+		`{"type":"x","seq":1,"time":1,"data":{},"extra":}`:          "an event must be a JSON object",
+		`{"type":"x","seq":1,"time":1,"data":{},"seq":1}`:           `member "seq" appears twice`,
+		`{"type":"x","seq":1,"time":1}`:                             "type, seq, time and data are required",
+		`{"type":"x","seq":1,"time":1,"data":{}} x`:                 "an event must be one JSON object",
+		`{"type":1,"seq":1,"time":1,"data":{}}`:                     "type must be a string",
+		`{"type":"x","seq":-1,"time":1,"data":{}}`:                  "seq must be an integer",
+		`{"type":"x","seq":1,"time":9007199254740992,"data":{}}`:    "time must be an integer",
+		`{"type":"x","seq":1,"time":1,"data":{},"ignorable":false}`: "ignorable must be true",
+	} {
+		err := d.Decode([]byte(line))
+		var ee *Error
+		if !errors.As(err, &ee) || ee.Code != CodeInvalidEnvelope || ee.Seq != -1 || ee.Index != 1 || !strings.Contains(ee.Detail, detail) {
+			t.Errorf("%s: %+v, want %s at index 1, seq -1, saying %q", line, err, CodeInvalidEnvelope, detail)
+		}
+	}
+	if d.Len() != 1 {
+		t.Errorf("refused lines were kept: %d events", d.Len())
 	}
 }
