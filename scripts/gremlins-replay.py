@@ -16,7 +16,8 @@ package whose tests live in other packages (internal/ops, the harness of
 the differential tests) has every mutant NOT COVERED in its own run, so
 'LIVED|NOT COVERED' with TESTPKGS naming the packages that use it scores
 it against those. REPLAY_BUDGET (seconds) stops starting mutants after
-that long; with REPLAY_SEED the rows are taken in a random order drawn
+that long; REPLAY_TIMEOUT (default 300s) is go test's -timeout for
+each mutant; with REPLAY_SEED the rows are taken in a random order drawn
 from that seed, so a run cut by its budget is a fair sample."""
 import re, subprocess, sys, os
 sys.stdout.reconfigure(line_buffering=True)
@@ -78,7 +79,7 @@ for kind, f, ln0, col in rows:
     open(path, 'w').write('\n'.join(lines))
     try:
         pkgs = os.environ.get('TESTPKGS', './' + pkgdir).split()
-        r = subprocess.run(['go', 'test', '-count=1', '-failfast', '-timeout', '300s'] + pkgs, cwd=moddir, env=env, capture_output=True, text=True)
+        r = subprocess.run(['go', 'test', '-count=1', '-failfast', '-timeout', os.environ.get('REPLAY_TIMEOUT', '300s')] + pkgs, cwd=moddir, env=env, capture_output=True, text=True)
         ok = r.returncode == 0
     finally:
         open(path, 'w').write(src)
