@@ -166,8 +166,11 @@ func TestDecoderKeepsEveryEvent(t *testing.T) {
 			huge++
 		}
 		p := plog.Events()[i]
-		if p.Type != e.Type || p.Seq != e.Seq || p.Time != e.Time || p.Op != e.Op || !slices.Equal(p.Sources, e.Sources) || p.Ignorable != e.Ignorable {
+		if p.Type != e.Type || p.Seq != e.Seq || p.Time != e.Time || p.Op != e.Op || !slices.Equal(p.Sources, e.Sources) || p.Ignorable != e.Ignorable || !bytes.Equal(p.Data, e.Data) {
 			t.Errorf("event %d: DecodeParts gives %+v, Decode %+v", i, p, e)
+		}
+		if (plog.checked[i/64]&(1<<(i%64)) != 0) != (log.checked[i/64]&(1<<(i%64)) != 0) {
+			t.Errorf("event %d: DecodeParts and Decode disagree on whether its data was checked", i)
 		}
 		full := e.Clone()
 		want := CodeOf(Check(&full, int64(i)))
@@ -211,5 +214,47 @@ func TestEnvelopeRefusals(t *testing.T) {
 	}
 	if d.Len() != 1 {
 		t.Errorf("refused lines were kept: %d events", d.Len())
+	}
+}
+
+// TestDecoderGrow: Grow makes room for at least n more events (and a
+// headroom), keeps the events decoded so far and their checked bits, and
+// does nothing when the room is there.
+func TestDecoderGrow(t *testing.T) {
+	var d Decoder
+	lines := genLines(rand.New(rand.NewPCG(9, 9)), 70)
+	for _, g := range lines[:66] {
+		if err := d.Decode([]byte(g.line)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := slices.Clone(d.log.events)
+	bits := slices.Clone(d.log.checked)
+	d.Grow(1000)
+	if room := cap(d.log.events) - len(d.log.events); room < 1000 {
+		t.Fatalf("Grow(1000) left room for %d events", room)
+	}
+	if len(d.log.checked) != len(bits) || cap(d.log.checked)*64 < cap(d.log.events) {
+		t.Fatalf("checked bits: len %d (was %d), room for %d events", len(d.log.checked), len(bits), cap(d.log.checked)*64)
+	}
+	c := cap(d.log.events)
+	d.Grow(10)
+	d.Grow(0)
+	if cap(d.log.events) != c {
+		t.Errorf("Grow with room enough reallocated: cap %d -> %d", c, cap(d.log.events))
+	}
+	for _, g := range lines[66:] {
+		if err := d.Decode([]byte(g.line)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := d.Log()
+	for i := range before {
+		if e := l.Events()[i]; e.Seq != before[i].Seq || !bytes.Equal(e.Data, before[i].Data) || (l.checked[i/64]&(1<<(i%64)) != 0) != (bits[i/64]&(1<<(i%64)) != 0) {
+			t.Fatalf("event %d changed by Grow", i)
+		}
+	}
+	if l.Len() != 70 {
+		t.Fatalf("%d events after Grow", l.Len())
 	}
 }

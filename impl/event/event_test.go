@@ -193,7 +193,9 @@ func TestCheckOrder(t *testing.T) {
 		{"invalid before duplicate", Event{Type: TypeUserMessage, Seq: 9, Data: []byte(`{"content":[],"source":{"kind":"u"}}`), Op: Append(), Sources: src(5, 5, -1)}, CodeSourcesInvalid},
 		{"duplicate before not earlier", Event{Type: TypeUserMessage, Seq: 6, Data: []byte(`{"content":[],"source":{"kind":"u"}}`), Op: Append(), Sources: src(7, 7)}, CodeSourcesDuplicate},
 		{"duplicate among more than 8", Event{Type: TypeUserMessage, Seq: 20, Data: []byte(`{"content":[],"source":{"kind":"u"}}`), Op: Append(), Sources: src(0, 1, 2, 3, 4, 5, 6, 7, 8, 0)}, CodeSourcesDuplicate},
-		{"empty sources on an assistant message", Event{Type: TypeAssistantMessage, Data: []byte(`{"turn":1,"step":1,"content":[]}`), Op: Append(), Sources: src()}, ""},
+		{"empty sources on an assistant message", Event{Type: TypeAssistantMessage, Data: []byte(`{"turn":1,"step":1,"content":[]}`), Op: Append(), Sources: []int64{}}, ""},
+		{"empty sources on a user message", Event{Type: TypeUserMessage, Data: []byte(`{"content":[],"source":{"kind":"u"}}`), Op: Append(), Sources: []int64{}}, CodeSourcesEmpty},
+		{"absent sources on an assistant message", Event{Type: TypeAssistantMessage, Data: []byte(`{"turn":1,"step":1,"content":[]}`), Op: Append(), Sources: src()}, ""},
 		{"bad second block", Event{Type: TypeUserMessage, Data: []byte(`{"content":[{"type":"t"},{"text":"x"}],"source":{"kind":"u"}}`), Op: Append()}, CodeDataInvalid},
 		{"integer kind with 1.0", Event{Type: TypeStepStart, Data: []byte(`{"turn":1.0,"step":2e0}`)}, ""},
 		{"null in an optional field", Event{Type: TypeAssistantMessage, Data: []byte(`{"turn":1,"step":1,"content":[],"usage":null}`), Op: Append()}, CodeDataInvalid},
@@ -219,6 +221,9 @@ func TestCheckOrder(t *testing.T) {
 // its value.
 func TestEnvelopeAndSourcesAtTheirEdges(t *testing.T) {
 	user := []byte(`{"content":[],"source":{"kind":"u"}}`)
+	result := func(isError string) []byte {
+		return []byte(`{"turn":1,"step":1,"callId":"c","content":[{"type":"text","text":"x"}],"isError":` + isError + `}`)
+	}
 	const edge = MaxSafeInteger
 	for _, c := range []struct {
 		name string
@@ -234,6 +239,13 @@ func TestEnvelopeAndSourcesAtTheirEdges(t *testing.T) {
 		{"time -1", Event{Type: TypeUserMessage, Time: -1, Data: user, Op: Append()}, 0, CodeInvalidEnvelope},
 		{"source 2^53-1", Event{Type: TypeUserMessage, Seq: 3, Data: user, Op: Append(), Sources: []int64{edge}}, 3, CodeSourcesNotEarlier},
 		{"source 2^53", Event{Type: TypeUserMessage, Seq: 3, Data: user, Op: Append(), Sources: []int64{edge + 1}}, 3, CodeSourcesInvalid},
+		{"source = own seq", Event{Type: TypeUserMessage, Seq: 3, Data: user, Op: Append(), Sources: []int64{0, 3}}, 3, CodeSourcesNotEarlier},
+		{"source = own seq - 1", Event{Type: TypeUserMessage, Seq: 3, Data: user, Op: Append(), Sources: []int64{2}}, 3, ""},
+		{"isError true", Event{Type: TypeToolResult, Data: result("true"), Op: Append()}, 0, ""},
+		{"isError false", Event{Type: TypeToolResult, Data: result("false"), Op: Append()}, 0, ""},
+		{"isError null", Event{Type: TypeToolResult, Data: result("null"), Op: Append()}, 0, CodeDataInvalid},
+		{"isError 0", Event{Type: TypeToolResult, Data: result("0"), Op: Append()}, 0, CodeDataInvalid},
+		{"isError \"true\"", Event{Type: TypeToolResult, Data: result(`"true"`), Op: Append()}, 0, CodeDataInvalid},
 		{"source 0 and -1", Event{Type: TypeUserMessage, Seq: 3, Data: user, Op: Append(), Sources: []int64{0, -1}}, 3, CodeSourcesInvalid},
 		{"trailing bytes after the data", Event{Type: TypeUserMessage, Data: []byte(`{"content":[],"source":{"kind":"u"}} x`), Op: Append()}, 0, CodeDataNotJSON},
 		{"trailing value after the data", Event{Type: TypeUserMessage, Data: []byte(`{"content":[],"source":{"kind":"u"}}{}`), Op: Append()}, 0, CodeDataNotJSON},
@@ -244,8 +256,18 @@ func TestEnvelopeAndSourcesAtTheirEdges(t *testing.T) {
 		{"trailing space after the data", Event{Type: TypeUserMessage, Data: []byte(`{"content":[],"source":{"kind":"u"}}  `), Op: Append()}, 0, ""},
 	} {
 		e := c.e
-		if err := Check(&e, c.at); CodeOf(err) != c.want {
+		err := Check(&e, c.at)
+		if CodeOf(err) != c.want {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+		// An envelope whose seq is not one names no seq; any other
+		// refusal names the event's.
+		wantSeq := e.Seq
+		if c.want == CodeInvalidEnvelope && (e.Seq < 0 || e.Seq > MaxSafeInteger) {
+			wantSeq = -1
+		}
+		if err != nil && err.Seq != wantSeq {
+			t.Errorf("%s: the refusal names seq %d, want %d", c.name, err.Seq, wantSeq)
 		}
 	}
 	// Not a number at all, and a number that is not an integer, are told
