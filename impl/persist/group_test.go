@@ -289,3 +289,28 @@ func TestGroupCommitPowerCut(t *testing.T) {
 		}
 	})
 }
+
+// TestGroupWindowDefaults: a window's delay and bytes are kept when
+// positive, and each falls back to its default on its own when 0 or
+// negative (the other kept as given).
+func TestGroupWindowDefaults(t *testing.T) {
+	for _, c := range []struct {
+		delay     time.Duration
+		bytes     int64
+		wantDelay time.Duration
+		wantBytes int64
+	}{
+		{5 * time.Millisecond, 10, 5 * time.Millisecond, 10},
+		{time.Nanosecond, 1, time.Nanosecond, 1},
+		{0, 10, DefaultSyncDelay, 10},
+		{-time.Second, 10, DefaultSyncDelay, 10},
+		{5 * time.Millisecond, 0, 5 * time.Millisecond, DefaultSyncBytes},
+		{5 * time.Millisecond, -1, 5 * time.Millisecond, DefaultSyncBytes},
+		{0, 0, DefaultSyncDelay, DefaultSyncBytes},
+	} {
+		g := newGroupCommit(c.delay, c.bytes)
+		if g.delay != c.wantDelay || g.bytes != c.wantBytes {
+			t.Errorf("window (%v, %d): (%v, %d), want (%v, %d)", c.delay, c.bytes, g.delay, g.bytes, c.wantDelay, c.wantBytes)
+		}
+	}
+}
