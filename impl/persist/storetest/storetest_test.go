@@ -105,7 +105,11 @@ func run(t *testing.T, bug string) {
 		Read: func(t testing.TB, id string) ([]event.Event, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
-			return append([]event.Event(nil), f.byID[id].events...), nil
+			events := append([]event.Event(nil), f.byID[id].events...)
+			if f.bug == "read-torn" && len(events) > 1 {
+				events = events[1:] // a reader handed a log without its first event
+			}
+			return events, nil
 		},
 	})
 }
@@ -121,12 +125,12 @@ func TestKitPassesACorrectStore(t *testing.T) {
 
 // TestKitCatchesBrokenStores: each planted store bug fails the kit: no
 // lock, no seq check, an acknowledged event lost, the ignorable marker
-// dropped.
+// dropped, a reader handed a log that is not a prefix of the one written.
 func TestKitCatchesBrokenStores(t *testing.T) {
 	if os.Getenv("STORETEST_BUG") != "" {
 		return
 	}
-	for _, bug := range []string{"no-lock", "no-seq-check", "lose-last", "drop-ignorable"} {
+	for _, bug := range []string{"no-lock", "no-seq-check", "lose-last", "drop-ignorable", "read-torn"} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKitPassesACorrectStore$")
 		cmd.Env = append(os.Environ(), "STORETEST_BUG="+bug)
 		if out, err := cmd.CombinedOutput(); err == nil {
