@@ -79,7 +79,7 @@ for kind, f, ln0, col in rows:
     open(path, 'w').write('\n'.join(lines))
     try:
         pkgs = os.environ.get('TESTPKGS', './' + pkgdir).split()
-        r = subprocess.run(['go', 'test', '-count=1', '-failfast', '-timeout', os.environ.get('REPLAY_TIMEOUT', '300s')] + pkgs, cwd=moddir, env=env, capture_output=True, text=True)
+        r = subprocess.run(['go', 'test', '-count=1', '-failfast', '-timeout', os.environ.get('REPLAY_TIMEOUT', '300s')] + pkgs, cwd=moddir, env=env, capture_output=True, text=True, errors='replace')
         ok = r.returncode == 0
     finally:
         open(path, 'w').write(src)
