@@ -48,3 +48,21 @@ func TestAtKeepsTheLastTime(t *testing.T) {
 		}
 	}
 }
+
+// TestLineOfEverySeq: an error names the line of its seq, the first event
+// included; a seq outside the log, no seq, or an error of another kind
+// names none.
+func TestLineOfEverySeq(t *testing.T) {
+	l := &Log{Lines: []int{7, 9, 12}}
+	for seq, want := range map[int64]int{0: 7, 1: 9, 2: 12, 3: 0, -1: 0} {
+		if got := l.LineOf(event.Errorf(event.CodeDataInvalid, seq, "x")); got != want {
+			t.Errorf("seq %d: line %d, want %d", seq, got, want)
+		}
+	}
+	if got := l.LineOf(fmt.Errorf("wrapped: %w", event.Errorf(event.CodeDataInvalid, 1, "x"))); got != 9 {
+		t.Errorf("a wrapped error: line %d", got)
+	}
+	if got := l.LineOf(fmt.Errorf("plain")); got != 0 {
+		t.Errorf("an error of another kind: line %d", got)
+	}
+}

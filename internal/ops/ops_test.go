@@ -91,3 +91,32 @@ func TestRandomReportString(t *testing.T) {
 		t.Errorf("report with a failure:\n%s", s)
 	}
 }
+
+// badReload reloads (Seed of its own events) into a session one event
+// short: a resume that loses the last event.
+type badReload struct{ *Impl }
+
+func (d *badReload) Seed(events []event.Event) (Driver, error) {
+	return d.Impl.Seed(events[:len(events)-1])
+}
+
+// TestReloadContinuesOnTheReloadedSide: after a reload step the pair
+// goes on with the reloaded session, so a reload that loses an event is
+// reported, and a sound one is not.
+func TestReloadContinuesOnTheReloadedSide(t *testing.T) {
+	for _, bad := range []bool{false, true} {
+		p := NewPair()
+		if bad {
+			p.Impl = &badReload{Impl: p.Impl.(*Impl)}
+		}
+		d := ""
+		for _, s := range []Step{appendUser("a"), appendUser("b"), {Kind: KindReload}, appendUser("c")} {
+			if d = p.Step(s); d != "" {
+				break
+			}
+		}
+		if (d != "") != bad {
+			t.Errorf("reload that loses an event %v: divergence %q", bad, d)
+		}
+	}
+}
