@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -64,5 +65,47 @@ func TestLineOfEverySeq(t *testing.T) {
 	}
 	if got := l.LineOf(fmt.Errorf("plain")); got != 0 {
 		t.Errorf("an error of another kind: line %d", got)
+	}
+}
+
+// TestBuilderOpensWhatIsMissing: a step started with no turn open opens
+// one (triggered by injection); pending calls answered with no step open
+// open one, and are answered in the order of their calls' seqs, ids
+// breaking ties; a surface append the session refuses returns seq -1.
+func TestBuilderOpensWhatIsMissing(t *testing.T) {
+	b := NewBuilder("x/record")
+	b.At(1, 1000)
+	if err := b.StartStep(); err != nil {
+		t.Fatal(err)
+	}
+	if turn, open := b.Turn(); !open || turn != 1 {
+		t.Fatalf("turn %d open %v after StartStep with none open", turn, open)
+	}
+	if step, open := b.Step(); !open || step != 1 {
+		t.Fatalf("step %d open %v", step, open)
+	}
+	if err := b.EndStep(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AnswerPending(map[string]int64{"b": 1, "a": 5, "c": 1, "d": 0}, "lost", func(string) json.RawMessage { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	var answered []string
+	for _, e := range b.S.Events() {
+		types = append(types, string(e.Type))
+		if e.Type == event.TypeToolResult {
+			answered = append(answered, event.StringMember(e.Data, "callId"))
+		}
+	}
+	wantTypes := "[turn/start step/start step/end step/start tool/result tool/result tool/result tool/result]"
+	if fmt.Sprint(types) != wantTypes {
+		t.Errorf("events %v\nwant   %s", types, wantTypes)
+	}
+	if fmt.Sprint(answered) != "[d b c a]" {
+		t.Errorf("answered %v, want [d b c a] (by the call's seq, then id)", answered)
+	}
+	if seq, err := b.Surface(event.Raw{Type: event.TypeUserMessage, Data: json.RawMessage(`{}`)}); err == nil || seq != -1 {
+		t.Errorf("a refused surface append: seq %d, err %v", seq, err)
 	}
 }
