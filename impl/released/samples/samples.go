@@ -7,6 +7,7 @@
 package samples
 
 import (
+	"bytes"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -234,10 +235,10 @@ func unpackRow(r map[string]json.RawMessage) []map[string]json.RawMessage {
 		if k > 0 {
 			t += d.DT[k-1]
 		}
-		text, _ := json.Marshal(it)
+		text := jsonJS(it)
 		chunk := fmt.Sprintf(`{"type":%q,"index":%d,"text":%s}`, kind, d.Index, text)
 		if typ == "tool-call-chunks" {
-			id, _ := json.Marshal(d.ID)
+			id := jsonJS(d.ID)
 			chunk = fmt.Sprintf(`{"type":"tool-call-delta","index":%d,"id":%s,"argumentsDelta":%s}`, d.Index, id, text)
 		}
 		out = append(out, map[string]json.RawMessage{
@@ -248,4 +249,14 @@ func unpackRow(r map[string]json.RawMessage) []map[string]json.RawMessage {
 		})
 	}
 	return out
+}
+
+// jsonJS is a string as JSON.stringify writes it (the seed system's
+// writer): '<', '>' and '&' as they are, where encoding/json escapes them.
+func jsonJS(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
