@@ -49,4 +49,13 @@ func TestReportAgreesWithObserver(t *testing.T) {
 	if pruned == 0 || compacted == 0 {
 		t.Errorf("the example shows %d prunes and %d compactions: it should show both:\n%s", pruned, compacted, out)
 	}
+	// The user's steering message is typed once, while tools run, and held
+	// until their results are in.
+	if n := len(regexp.MustCompile(`steering typed mid-step; appended at once: false`).FindAll(out, -1)); n != 1 {
+		t.Errorf("steering typed %d times (want once, held):\n%s", n, out)
+	}
+	// Without -dir the example makes (and removes) a directory of its own.
+	if out, err := exec.Command(bin).CombinedOutput(); err != nil {
+		t.Errorf("the example without -dir: %v\n%s", err, out)
+	}
 }
