@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -53,6 +54,17 @@ func TestReportAgreesWithObserver(t *testing.T) {
 	// until their results are in.
 	if n := len(regexp.MustCompile(`steering typed mid-step; appended at once: false`).FindAll(out, -1)); n != 1 {
 		t.Errorf("steering typed %d times (want once, held):\n%s", n, out)
+	}
+	if m := regexp.MustCompile(`(\d+) store writes \((\d+) synced\)`).FindSubmatch(out); m == nil {
+		t.Errorf("no store writes reported:\n%s", out)
+	} else if writes, _ := strconv.Atoi(string(m[1])); true {
+		synced, _ := strconv.Atoi(string(m[2]))
+		if synced <= 0 || synced > writes {
+			t.Errorf("%d of %d store writes synced", synced, writes)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "session.jsonl")); err != nil {
+		t.Errorf("the session file is not in -dir: %v", err)
 	}
 	// Without -dir the example makes (and removes) a directory of its own.
 	if out, err := exec.Command(bin).CombinedOutput(); err != nil {
