@@ -54,3 +54,20 @@ func TestReadConfigEdges(t *testing.T) {
 		t.Error("a missing file read")
 	}
 }
+
+// TestExplorerNoticesAModelThatDisagrees: the cross-check of the spec's
+// functions against model/ reports a disagreement (ModelAgreement) when
+// the model says otherwise, here a model taught to reject the first user
+// message the spec accepts; the same run with the model as it is agrees.
+func TestExplorerNoticesAModelThatDisagrees(t *testing.T) {
+	cfg := Config{MaxEvents: 2, Calls: []int{1}, Bug: "none", Invariants: []string{"TypeOK"}}
+	if res := Explore(cfg, Options{}); res.Violation != "" {
+		t.Fatalf("the model as it is: %s %s", res.Violation, res.Detail)
+	}
+	x := &explorer{cfg: cfg, model: newOracle()}
+	x.model.derived[logKey([]Event{ev("user", appendOp, nil, 0)})] = nil // the model rejects it
+	res := x.run()
+	if res.Violation != "ModelAgreement" || !strings.Contains(res.Detail, "AppendUser: the spec says valid=true, model/ says false") {
+		t.Fatalf("a model that rejects a valid first message: %q %s", res.Violation, res.Detail)
+	}
+}
