@@ -1,6 +1,9 @@
 package event
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"iter"
+)
 
 // Helpers that walk compact, already validated JSON text (as stored in
 // Event.Data) without decoding it.
@@ -45,18 +48,27 @@ func skip(b []byte, i int) int {
 // ArrayElements returns the elements of a compact JSON array, sharing
 // memory with it.
 func ArrayElements(arr []byte) [][]byte {
-	if len(arr) < 2 || arr[0] != '[' || arr[1] == ']' {
-		return nil
-	}
 	var out [][]byte
-	i := 1
-	for {
-		j := skip(arr, i)
-		out = append(out, arr[i:j:j])
-		if arr[j] == ']' {
-			return out
+	for el := range elements(arr) {
+		out = append(out, el)
+	}
+	return out
+}
+
+// elements yields the elements of a compact JSON array in order, each
+// sharing memory with it (capacity clipped), without a slice of them.
+func elements(arr []byte) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		if len(arr) < 2 || arr[0] != '[' || arr[1] == ']' {
+			return
 		}
-		i = j + 1
+		for i := 1; ; {
+			j := skip(arr, i)
+			if !yield(arr[i:j:j]) || arr[j] == ']' {
+				return
+			}
+			i = j + 1
+		}
 	}
 }
 

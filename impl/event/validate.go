@@ -205,13 +205,13 @@ func kindProblem(f *FieldSpec, v []byte) string {
 			return "is not a string"
 		}
 		if len(f.Enum) > 0 {
-			raw, plain := plainString(v)
-			var s string
+			raw, plain := plainString(v) // compared in place: no copy
 			if !plain {
-				s, _ = decodeString(v)
+				s, _ := decodeString(v)
+				raw = []byte(s)
 			}
 			for _, e := range f.Enum {
-				if (plain && string(raw) == e) || (!plain && s == e) {
+				if string(raw) == e {
 					return ""
 				}
 			}
@@ -233,9 +233,7 @@ func kindProblem(f *FieldSpec, v []byte) string {
 		if v[0] != '[' {
 			return "is not an array of blocks"
 		}
-		for i := 1; len(v) > 1 && v[1] != ']'; {
-			j := skip(v, i)
-			b := v[i:j]
+		for b := range elements(v) {
 			if b[0] != '{' {
 				return "holds a block that is not an object"
 			}
@@ -243,10 +241,6 @@ func kindProblem(f *FieldSpec, v []byte) string {
 			if !ok || t[0] != '"' {
 				return "holds a block without a string \"type\""
 			}
-			if v[j] == ']' {
-				break
-			}
-			i = j + 1
 		}
 	case KindTagged:
 		if v[0] != '{' {
