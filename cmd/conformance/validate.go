@@ -169,7 +169,28 @@ func (v *validator) validatePath(path string) int {
 	// The decoder checked each event's data as it read it: SeedLog checks
 	// every rule without scanning the data again, as Resume does.
 	events := log.Events()
-	return v.checkLogWith(path, events, note, func(opts ...session.Option) (*session.Session, error) { return session.SeedLog(log, opts...) })
+	status := v.checkLogWith(path, events, note, func(opts ...session.Option) (*session.Session, error) { return session.SeedLog(log, opts...) })
+	if status != validOK {
+		return status
+	}
+	return v.checkCheckpoint(path, events)
+}
+
+// checkCheckpoint checks the checkpoint beside a JSONL log, if any
+// (STORE-18): one a resume would use must be true of the log.
+func (v *validator) checkCheckpoint(path string, events []event.Event) int {
+	c, err := persist.CheckJSONLCheckpoint(path, events)
+	switch {
+	case err != nil:
+		fmt.Fprintf(v.out, "%s: INVALID %s\n", path, err)
+		return validInvalid
+	case !c.Found:
+	case c.Ignored != "":
+		fmt.Fprintf(v.out, "%s: checkpoint ignored (a resume reads every event): %s\n", path, c.Ignored)
+	default:
+		fmt.Fprintf(v.out, "%s: checkpoint of %d events OK\n", path, c.Events)
+	}
+	return validOK
 }
 
 func (v *validator) validateSQLite(path string) int {

@@ -147,6 +147,8 @@ const (
 	CodePersistFormatVersion Code = "persist.format_version"
 	// CodePersistCorrupt (STORE-2): A stored log is damaged: a line other than the last is not JSON.
 	CodePersistCorrupt Code = "persist.corrupt"
+	// CodePersistCheckpointUnusable (STORE-18): A checkpoint does not fit the log or the session's options; the whole log is replayed instead.
+	CodePersistCheckpointUnusable Code = "persist.checkpoint_unusable"
 	// CodePersistNotASession (STORE-9): The file is not a session log this store wrote: no session header, or a database without the session tables; it is left untouched.
 	CodePersistNotASession Code = "persist.not_a_session"
 	// CodePersistLocked (STORE-4): Another writer has the store open, or the store already has a live session.
@@ -248,6 +250,7 @@ var allCodes = []Code{
 	CodeCompactionNotPrunable,
 	CodePersistFormatVersion,
 	CodePersistCorrupt,
+	CodePersistCheckpointUnusable,
 	CodePersistNotASession,
 	CodePersistLocked,
 	CodePersistConflict,
@@ -313,6 +316,7 @@ var CodeRule = map[Code]string{
 	CodeOpInvalid:                   "SURF-8",
 	CodeOpMissing:                   "SURF-7",
 	CodePersistCancelled:            "STORE-16",
+	CodePersistCheckpointUnusable:   "STORE-18",
 	CodePersistClosed:               "STORE-6",
 	CodePersistConflict:             "STORE-10",
 	CodePersistCorrupt:              "STORE-2",

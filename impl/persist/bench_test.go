@@ -16,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/session"
@@ -429,4 +430,102 @@ func rawSelect(b testing.TB, path string, n int) []rawRow {
 		b.Fatalf("selected %d", len(out))
 	}
 	return out
+}
+
+// BenchmarkResumeCheckpoint: resuming a JSONL log of n events whose
+// checkpoint (STORE-18) covers all but its last tail events, against a
+// resume of the same file that reads every event (one of each per
+// operation, interleaved, in CPU and wall time). The figure to watch is
+// checkpoint-ns/op: it should stay flat in n, costing the surface's lines
+// and the tail.
+func BenchmarkResumeCheckpoint(b *testing.B) {
+	for _, size := range sizes {
+		for _, tail := range []int{0, 1000} {
+			if tail >= size {
+				continue
+			}
+			path, n, covered := checkpointedStoreOfSize(b, size, tail)
+			b.Run(fmt.Sprintf("%d/tail=%d", size, tail), func(b *testing.B) {
+				b.ReportAllocs()
+				var withCP, without, cpuCP, cpuFull time.Duration
+				ops := 0
+				for b.Loop() {
+					c0, t0 := processCPU(), time.Now()
+					st, err := OpenJSONL(context.Background(), path, hdr("r"), WithCheckpoints(1<<30))
+					if err != nil {
+						b.Fatal(err)
+					}
+					s, report, err := Resume(context.Background(), st)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if s.Len() != n || report.CheckpointEvents != covered {
+						b.Fatalf("resumed %d events, %d from the checkpoint (%q)", s.Len(), report.CheckpointEvents, report.CheckpointIgnored)
+					}
+					_ = s.Messages()
+					withCP += time.Since(t0)
+					cpuCP += time.Duration(processCPU() - c0)
+					st.Close(context.Background()) // the store, not the session: no new checkpoint
+					c1, t1 := processCPU(), time.Now()
+					if s := resumeOnce(b, "jsonl", path); s.Len() != n {
+						b.Fatalf("resumed %d events", s.Len())
+					}
+					without += time.Since(t1)
+					cpuFull += time.Duration(processCPU() - c1)
+					ops++
+				}
+				b.ReportMetric(float64(withCP)/float64(ops), "checkpoint-ns/op")
+				b.ReportMetric(float64(cpuCP)/float64(ops), "checkpoint-cpu-ns/op")
+				b.ReportMetric(float64(without)/float64(ops), "replay-ns/op")
+				b.ReportMetric(float64(cpuFull)/float64(ops), "replay-cpu-ns/op")
+				b.ReportMetric(float64(withCP)/float64(without), "checkpoint/replay")
+			})
+		}
+	}
+}
+
+// checkpointedStoreOfSize is a copy of the JSONL store of size events
+// with a checkpoint of all of them, followed by tail events of traffic
+// (and the closers of their turn) that it does not cover, and the number
+// of events it holds.
+func checkpointedStoreOfSize(b *testing.B, size, tail int) (path string, n, covered int) {
+	ctx := context.Background()
+	data, err := os.ReadFile(storeOfSize(b, "jsonl", size))
+	if err != nil {
+		b.Fatal(err)
+	}
+	path = filepath.Join(b.TempDir(), "r.jsonl")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	st, err := OpenJSONL(ctx, path, hdr("r"), WithCheckpoints(1<<30), WithSync(SyncNever))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, _, err := Resume(ctx, st)
+	if err != nil {
+		b.Fatal(err)
+	}
+	covered = s.Len()
+	if err := s.Close(ctx); err != nil { // writes the checkpoint
+		b.Fatal(err)
+	}
+	plain, err := OpenJSONL(ctx, path, hdr("r"), WithSync(SyncNever)) // writes none
+	if err != nil {
+		b.Fatal(err)
+	}
+	if s, _, err = Resume(ctx, plain); err != nil {
+		b.Fatal(err)
+	}
+	if err := traffic.New(s).Append(tail); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.Repair(ctx); err != nil {
+		b.Fatal(err)
+	}
+	n = s.Len()
+	if err := s.Close(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return path, n, covered
 }

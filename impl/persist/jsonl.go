@@ -6,10 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -69,6 +71,20 @@ type JSONL struct {
 	// pending is a fork child not written yet (STORE-14): the file does
 	// not exist until Fork links it into place, complete.
 	pending bool
+	// Checkpoints (STORE-18, WithCheckpoints): every is their spacing;
+	// with tracked set, starts holds where the line of each event from
+	// seq lineBase on starts, crc is the CRC-32C of the size good bytes,
+	// and cpLines where the lines of the surface nodes of the checkpoint
+	// the store was opened from are. restore is that checkpoint, until
+	// Resume takes it, and prefixEnd the offset it covers to.
+	cpEvery   int
+	tracked   bool
+	starts    []int64
+	lineBase  int64
+	crc       uint32
+	cpLines   map[int64]lineRef
+	restore   *restoreFrom
+	prefixEnd int64
 }
 
 // OpenJSONL opens the session file at path for writing. A file that does
@@ -117,7 +133,7 @@ func OpenJSONL(ctx context.Context, path string, header Header, opts ...JSONLOpt
 	if j.wrap != nil {
 		j.file = j.wrap(j.file)
 	}
-	if err := j.load(); err != nil {
+	if err := j.load(j.cpEvery > 0); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -174,17 +190,27 @@ func createJSONL(path string, header Header) error {
 // dirOf is the directory of path.
 func dirOf(path string) string { return filepath.Dir(path) }
 
-func (j *JSONL) load() error {
+// load reads the file; with fromCheckpoint set (a store keeping
+// checkpoints) it starts from the checkpoint beside it when that one
+// matches the file (STORE-18).
+func (j *JSONL) load(fromCheckpoint bool) error {
 	size := int64(-1)
 	if fi, err := j.osFile.Stat(); err == nil {
 		size = fi.Size()
 	}
-	sc, err := scan(j.osFile, j.path, size)
+	if fromCheckpoint && size >= 0 {
+		if ok, err := j.loadFromCheckpoint(size); ok || err != nil {
+			return err
+		}
+	}
+	ignored := j.report.CheckpointIgnored
+	sc, err := scanTracked(io.NewSectionReader(j.osFile, 0, max(size, 1<<62)), j.path, size, j.cpEvery > 0)
 	if err != nil {
 		return err
 	}
 	j.header, j.log, j.size, j.next = sc.header, sc.log, sc.good, int64(sc.log.Len())
-	j.report = LoadReport{Events: sc.log.Len(), TornBytes: int64(len(sc.torn))}
+	j.starts, j.crc, j.lineBase, j.tracked = sc.starts, sc.crc, 0, sc.track
+	j.report = LoadReport{Events: sc.log.Len(), TornBytes: int64(len(sc.torn)), CheckpointIgnored: ignored}
 	j.tornBytes = sc.torn
 	return nil
 }
@@ -251,6 +277,14 @@ type scanned struct {
 	log    *event.Log
 	good   int64  // length of the header and the complete event lines
 	torn   []byte // a torn last line (STORE-2), or nil
+	// With tracking on (a store that keeps checkpoints): where each event's
+	// line starts, and the CRC-32C of the good bytes.
+	track  bool
+	starts []int64
+	crc    uint32
+	// base is the number of events before the first line scanned (a scan
+	// from a checkpoint's offset).
+	base int
 }
 
 // scan reads a JSONL session file: its header, its events, and a torn
@@ -262,8 +296,15 @@ type scanned struct {
 // the decoder makes room for as many events as the file seems to hold, so
 // a large log is not copied as it grows.
 func scan(f io.Reader, path string, size int64) (sc scanned, err error) {
+	return scanTracked(f, path, size, false)
+}
+
+// scanTracked is scan, keeping the line starts and the CRC when track is
+// set.
+func scanTracked(f io.Reader, path string, size int64, track bool) (sc scanned, err error) {
 	var d event.Decoder
 	defer func() { sc.log = d.Log() }()
+	sc.track = track
 	r := bufio.NewReaderSize(f, 64<<10)
 	line, rerr := readLine(r, MaxHeaderBytes)
 	if rerr == errLineTooLong {
@@ -276,41 +317,58 @@ func scan(f io.Reader, path string, size int64) (sc scanned, err error) {
 		return sc, err
 	}
 	sc.good = int64(len(line))
-	headerLen := sc.good
-	for lineNo := 2; ; lineNo++ {
-		line, rerr = readLine(r, MaxLineBytes)
+	if track {
+		sc.crc = crc32.Update(0, castagnoli, line)
+	}
+	return sc, scanEvents(r, &sc, &d, path, 2, size)
+}
+
+// scanEvents reads event lines from r, the first of them line lineNo of
+// the file, starting sc.good bytes into it, into d (see scan).
+func scanEvents(r *bufio.Reader, sc *scanned, d *event.Decoder, path string, lineNo int, size int64) error {
+	from := sc.good
+	for read := 1; ; read, lineNo = read+1, lineNo+1 {
+		line, rerr := readLine(r, MaxLineBytes)
 		if rerr == errLineTooLong {
-			return sc, event.Errorf(event.CodePersistCorrupt, -1, "%s: line %d is longer than %d bytes (STORE-2)", path, lineNo, MaxLineBytes)
+			return event.Errorf(event.CodePersistCorrupt, -1, "%s: line %d is longer than %d bytes (STORE-2)", path, lineNo, MaxLineBytes)
 		}
 		if rerr != nil && rerr != io.EOF {
-			return sc, ioError(rerr, "read %s", path)
+			return ioError(rerr, "read %s", path)
 		}
 		if len(line) == 0 {
-			return sc, nil
+			return nil
 		}
 		if line[len(line)-1] != '\n' { // (a) a last line without its newline
 			sc.torn = append([]byte(nil), line...)
-			return sc, nil
+			return nil
 		}
 		// One scan: the envelope is decoded and the data checked and
 		// compacted into the log's memory (event.Decoder).
 		derr := d.Decode(line[:len(line)-1])
 		if derr == nil {
+			if sc.track {
+				sc.starts = append(sc.starts, sc.good)
+				sc.crc = crc32.Update(sc.crc, castagnoli, line)
+			}
 			sc.good += int64(len(line))
-			if lineNo == 1025 && size > 0 {
-				perLine := (sc.good - headerLen) / 1024
-				d.Grow(int((size - sc.good) / max(perLine, 1) * 21 / 20))
+			if read == 1024 && size > 0 {
+				perLine := (sc.good - from) / 1024
+				more := int((size - sc.good) / max(perLine, 1) * 21 / 20)
+				d.Grow(more)
+				if sc.track {
+					sc.starts = slices.Grow(sc.starts, more)
+				}
 			}
 			continue
 		}
 		if event.ValidSyntax(line[:len(line)-1]) { // JSON, but not an event: never cut
-			return sc, lineError(derr, path, lineNo, d.Len())
+			return lineError(derr, path, lineNo, sc.base+d.Len())
 		}
 		if _, perr := r.Peek(1); perr == io.EOF { // (b) a last line that is not JSON
 			sc.torn = append([]byte(nil), line...)
-			return sc, nil
+			return nil
 		}
-		return sc, event.Errorf(event.CodePersistCorrupt, -1, "%s: line %d is not JSON; only the last line may be torn", path, lineNo)
+		return event.Errorf(event.CodePersistCorrupt, -1, "%s: line %d is not JSON; only the last line may be torn", path, lineNo)
 	}
 }
 
@@ -417,7 +475,32 @@ func (j *JSONL) Header() Header { return j.header }
 // Events implements Store.
 // The events are those loaded at open, until Resume hands them to the
 // session (the store keeps no copy of a resumed log).
-func (j *JSONL) Events() []event.Event { return j.log.Events() }
+// A store opened from a checkpoint reads the events it covers back first.
+func (j *JSONL) Events() []event.Event {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.restore == nil || j.log == nil {
+		return j.log.Events()
+	}
+	prefix, err := j.readPrefix(j.prefixEnd)
+	if err != nil {
+		return j.log.Events()
+	}
+	return append(prefix.Events(), j.log.Events()...)
+}
+
+// track records the lines just written at the store's end. Caller holds
+// j.mu.
+func (j *JSONL) track(lines []byte) {
+	j.crc = crc32.Update(j.crc, castagnoli, lines)
+	at := j.size
+	for len(lines) > 0 {
+		j.starts = append(j.starts, at)
+		n := bytes.IndexByte(lines, '\n') + 1
+		at += int64(n)
+		lines = lines[n:]
+	}
+}
 
 // takeLog implements logStore.
 func (j *JSONL) takeLog() *event.Log { return j.log }
@@ -534,6 +617,9 @@ func (j *JSONL) write(ctx context.Context, events []event.Event, took *time.Dura
 			return false, ioError(werr, "append event %d to %s", first, j.path)
 		}
 		return false, ioError(werr, "append events %d to %d to %s", first, first+int64(len(events))-1, j.path)
+	}
+	if j.tracked {
+		j.track(lines)
 	}
 	j.size += int64(len(lines))
 	j.next += int64(len(events))
@@ -659,6 +745,7 @@ func (j *JSONL) writeSeed(ctx context.Context, h Header, events []event.Event) e
 	}
 	j.header, j.pending, j.torn = h, false, false
 	j.size, j.next = size, int64(len(events))
+	j.tracked = false // no line index of the seed: no checkpoint until it is opened again
 	j.scratch = line[:0]
 	return nil
 }

@@ -104,6 +104,14 @@ type LoadReport struct {
 	Quarantine string
 	// Closers are the events Resume appended to repair an open turn.
 	Closers []event.Event
+	// CheckpointEvents is the number of events covered by the checkpoint
+	// the store was opened from (STORE-18), which Resume did not replay;
+	// 0 when it read every event.
+	CheckpointEvents int
+	// CheckpointIgnored says why a checkpoint beside the log was not used
+	// (it does not match the log, is torn, ...); "" when none was found or
+	// it was used.
+	CheckpointIgnored string
 }
 
 // Store is a durable event log of one session.
@@ -188,9 +196,33 @@ func resume(ctx context.Context, store Store, obs observe.Observer, opts []sessi
 		return nil, report, err
 	}
 	opts = append(opts, session.WithWriteAhead(writeAhead(store)))
+	cs, checkpoints := store.(checkpointed)
+	if checkpoints && cs.checkpointEvery() > 0 {
+		opts = append(opts, session.WithCheckpoints(cs.checkpointEvery(), cs.writeCheckpoint))
+	}
 	var s *session.Session
 	var err error
-	if ls, ok := store.(logStore); ok && ls.takeLog() != nil {
+	if checkpoints {
+		// From the checkpoint the store was opened from, when it has one
+		// (STORE-18); any failure replays the whole log, which gives the
+		// verdict.
+		if r, prefix := cs.takeRestore(); r != nil {
+			s, err = session.Restore(r.cp, r.nodes, store.(logStore).takeLog(), prefix, opts...)
+			if err != nil {
+				s = nil
+				if err := cs.loadWhole(); err != nil {
+					detach(store)
+					return nil, report, err
+				}
+				report = store.Report()
+			} else {
+				store.(logStore).releaseLog()
+			}
+		}
+	}
+	if s != nil {
+		// resumed from the checkpoint
+	} else if ls, ok := store.(logStore); ok && ls.takeLog() != nil {
 		// One scan per event: the store decoded and checked the data
 		// as it read it, and hands the events over without a copy.
 		if s, err = session.SeedLog(ls.takeLog(), opts...); err == nil {
@@ -212,6 +244,15 @@ func resume(ctx context.Context, store Store, obs observe.Observer, opts []sessi
 		return nil, report, err
 	}
 	return &Session{Session: s, Store: store}, report, nil
+}
+
+// checkpointed is implemented by the stores that keep checkpoints
+// (STORE-18).
+type checkpointed interface {
+	checkpointEvery() int                                    // 0: no checkpoints
+	writeCheckpoint(session.Checkpoint)                      // the session's checkpoint writer
+	takeRestore() (*restoreFrom, func() (*event.Log, error)) // the checkpoint opened from, or nil
+	loadWhole() error                                        // read every event: the checkpoint cannot be used
 }
 
 // logStore is implemented by the stores of this package, which decode
@@ -267,7 +308,12 @@ func writeAhead(store Store) func(context.Context, []event.Event) error {
 }
 
 // Close closes the session's store; the session takes no more appends.
+// A store that keeps checkpoints (WithCheckpoints) gets one of the whole
+// log first, so that the next Resume replays nothing.
 func (s *Session) Close(ctx context.Context) error {
+	if cs, ok := s.Store.(checkpointed); ok && cs.checkpointEvery() > 0 && ctx.Err() == nil {
+		cs.writeCheckpoint(s.Session.Checkpoint())
+	}
 	err := s.Store.Close(ctx)
 	detach(s.Store)
 	return err

@@ -46,7 +46,9 @@ type State struct {
 	maxTurn  int64           // the largest turn number a turn/start named
 	calls    []*call
 	byID     map[string]*call
-	last     *event.Event // the last event folded
+	folded   bool  // whether any event was folded
+	lastSeq  int64 // the last event folded: its seq
+	lastTime int64 // and its time
 	npending int
 }
 
@@ -62,7 +64,7 @@ func (st *State) Fold(e *event.Event) {
 	if st.byID == nil {
 		st.byID = map[string]*call{}
 	}
-	st.last = e
+	st.folded, st.lastSeq, st.lastTime = true, e.Seq, e.Time
 	switch e.Type {
 	case event.TypeTurnStart:
 		st.turn, _ = event.ObjectMember(e.Data, "turn")
@@ -217,10 +219,10 @@ func Closers(log []event.Event, onSurface func(seq int64) bool) []event.Event {
 
 // Closers returns the closers of the log folded into st (see Closers).
 func (st *State) Closers(onSurface func(seq int64) bool) []event.Event {
-	if (st.turn == nil && st.open == nil) || st.last == nil {
+	if (st.turn == nil && st.open == nil) || !st.folded {
 		return nil
 	}
-	seq, time := st.last.Seq+1, st.last.Time
+	seq, time := st.lastSeq+1, st.lastTime
 	turn := st.turn
 	var out []event.Event
 	add := func(t event.Type, data string, op event.SurfaceOp, sources []int64) {

@@ -25,10 +25,13 @@ type Draft struct {
 type Tx struct{ s *Session }
 
 // Events returns the log (shared; read it, do not change it).
-func (tx Tx) Events() []event.Event { return tx.s.log[:len(tx.s.log):len(tx.s.log)] }
+func (tx Tx) Events() []event.Event {
+	tx.s.whole()
+	return tx.s.log[:len(tx.s.log):len(tx.s.log)]
+}
 
 // Len is the length of the log: the seq the batch's first event gets.
-func (tx Tx) Len() int { return len(tx.s.log) }
+func (tx Tx) Len() int { return tx.s.n() }
 
 // Surface returns the surface view.
 func (tx Tx) Surface() view.Seqs {
@@ -91,7 +94,7 @@ func (s *Session) AppendBatch(ctx context.Context, build func(tx Tx) ([]Draft, e
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		seq = int64(len(s.log))
+		seq = int64(s.n())
 		drafts, err := build(Tx{s})
 		if err != nil {
 			return nil, err
@@ -104,11 +107,11 @@ func (s *Session) AppendBatch(ctx context.Context, build func(tx Tx) ([]Draft, e
 		for _, d := range drafts {
 			raw, jerr := event.MarshalData(d.Data)
 			if jerr != nil {
-				jerr.Seq = int64(len(s.log) + len(run))
+				jerr.Seq = int64(s.n() + len(run))
 				bad = jerr
 				break
 			}
-			e := event.Event{Type: d.Type, Seq: int64(len(s.log) + len(run)), Time: s.cfg.clock(), Data: raw}
+			e := event.Event{Type: d.Type, Seq: int64(s.n() + len(run)), Time: s.cfg.clock(), Data: raw}
 			if d.Intent != nil {
 				e.Op = d.Intent.Op
 				if d.Intent.Sources != nil {

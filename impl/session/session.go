@@ -29,6 +29,7 @@ type config struct {
 	estimate     func(message.Message) int
 	strict       bool
 	observer     observe.Observer
+	checkpoints  *checkpointing
 }
 
 // WithObserver makes the session report every append, batch and repair
@@ -106,7 +107,20 @@ type Session struct {
 	mu   sync.Mutex
 	cfg  config
 	opts []Option
+	// log holds the events from seq base on. base is 0 except in a session
+	// resumed from a checkpoint (Restore), whose earlier events stay in the
+	// store until something needs them (whole).
 	log  []event.Event
+	base int
+	// lazy is what Restore was given, while base > 0: how to read the
+	// events before base, and the state to fold the log on from.
+	lazy *restored
+	// broken is set when the events before base could not be read back: the
+	// session refuses appends from then on.
+	broken error
+	// cpAt is the number of events the last checkpoint covered, and
+	// checkpoints are on when cfg.checkpoints is set (WithCheckpoints).
+	cpAt int
 	mgr  *surface.Manager
 	// view is kept in step with the surface: the Manager reports every
 	// change it folds (append or replace), and the view applies it in
@@ -174,11 +188,12 @@ func New(opts ...Option) *Session {
 // observe applies one folded surface change to the view. The Manager
 // calls it from Sync, with s.mu held.
 func (s *Session) observe(c surface.Change) {
-	m, ok := message.FromEvent(&s.log[c.Seq])
+	ev := &s.log[c.Seq-int64(s.base)]
+	m, ok := message.FromEvent(ev)
 	if !ok {
 		m = message.Message{Seq: c.Seq} // a node that gives no message (SURF-20)
 	}
-	e := view.Entry{Label: c.Label, Msg: m, Tokens: message.Tokens(&s.log[c.Seq], m, s.cfg.estimate)}
+	e := view.Entry{Label: c.Label, Msg: m, Tokens: message.Tokens(ev, m, s.cfg.estimate)}
 	if c.Replace {
 		s.view.Replace(c.From, c.To, e)
 	} else {
@@ -411,7 +426,7 @@ func (s *Session) appendOne(ctx context.Context, start time.Time, e event.Event)
 		defer s.mu.Unlock()
 		switch e.Seq {
 		case -1:
-			e.Seq, e.Time = int64(len(s.log)), s.cfg.clock()
+			e.Seq, e.Time = int64(s.n()), s.cfg.clock()
 		case math.MinInt64:
 			e.Seq = -1
 		}
@@ -495,6 +510,9 @@ func (s *Session) commitOnly(ctx context.Context, e event.Event) (event.Event, e
 	if err := Cancelled(ctx, e.Seq); err != nil {
 		return event.Event{}, err
 	}
+	if s.broken != nil {
+		return event.Event{}, s.broken
+	}
 	// Validate compacts e.Data into a new buffer, so the log never keeps
 	// the caller's bytes.
 	if err := s.mgr.ValidateIn(s.log, &e, s.cfg.vocabulary); err != nil {
@@ -528,6 +546,7 @@ func (s *Session) commitOnly(ctx context.Context, e event.Event) (event.Event, e
 	if s.cfg.trace != nil {
 		s.traceEvent(&e)
 	}
+	s.checkpointAfter(s.log[len(s.log)-1:])
 	return e, nil
 }
 
@@ -546,8 +565,11 @@ func (s *Session) commitRun(ctx context.Context, run []event.Event) ([]event.Eve
 	if len(run) == 0 {
 		return nil, nil
 	}
-	if err := Cancelled(ctx, int64(len(s.log))); err != nil {
+	if err := Cancelled(ctx, int64(s.n())); err != nil {
 		return nil, err
+	}
+	if s.broken != nil {
+		return nil, s.broken
 	}
 	s.refresh()
 	n0 := len(s.log)
@@ -562,7 +584,7 @@ func (s *Session) commitRun(ctx context.Context, run []event.Event) ([]event.Eve
 	var surfaces [][]int64
 	for i := range run {
 		e := run[i]
-		e.Seq = int64(len(s.log))
+		e.Seq = int64(s.n())
 		if err := s.mgr.ValidateIn(s.log, &e, s.cfg.vocabulary); err != nil {
 			rejected = err
 			break
@@ -622,19 +644,24 @@ func (s *Session) commitRun(ctx context.Context, run []event.Event) ([]event.Eve
 			s.cfg.trace.event(&out[i], surfaces[i])
 		}
 	}
+	s.checkpointAfter(out)
 	return out, rejected
 }
 
 // rebuild folds the log into a new surface and view, after a batch the
 // manager had folded ahead of the log was not written. Caller holds s.mu.
 func (s *Session) rebuild() {
-	s.mgr = surface.New()
-	s.mgr.Observe(s.observe)
-	s.view = view.Builder{}
+	if s.base > 0 {
+		s.restoreState() // the checkpoint's state, then the events after it
+	} else {
+		s.mgr = surface.New()
+		s.mgr.Observe(s.observe)
+		s.view = view.Builder{}
+	}
 	if err := s.mgr.Sync(s.log); err != nil {
 		panic("session: log holds an event the surface rejects: " + err.Error()) // unreachable: every event was validated
 	}
-	s.snap, s.snapAt = s.view.Snapshot(), len(s.log)
+	s.snap, s.snapAt = s.view.Snapshot(), s.n()
 }
 
 // Repair appends the closers of an open last turn (REP-1 to REP-5) and
@@ -678,14 +705,17 @@ func (s *Session) repair(ctx context.Context) ([]event.Event, error) {
 func (s *Session) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.log)
+	return s.n()
 }
 
 // Events returns the log. The slice and the events share memory with the
 // session: read them, do not change them (Clone an event to change it).
+// In a session resumed from a checkpoint (Restore) the first call reads
+// the events the checkpoint covers back from the store.
 func (s *Session) Events() []event.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.whole()
 	return s.log[:len(s.log):len(s.log)]
 }
 
@@ -725,20 +755,20 @@ func (s *Session) refresh() {
 	if s.ahead {
 		return // a batch is being written: readers keep the snapshot from before it
 	}
-	if s.snapAt == len(s.log) && s.mgr.Processed() == len(s.log) {
+	if n := s.n(); s.snapAt == n && s.mgr.Processed() == n {
 		return
 	}
 	if err := s.mgr.Sync(s.log); err != nil {
 		panic("session: log holds an event the surface rejects: " + err.Error()) // unreachable: every event was validated
 	}
-	s.snap, s.snapAt = s.view.Snapshot(), len(s.log)
+	s.snap, s.snapAt = s.view.Snapshot(), s.n()
 }
 
 // foldLedger folds the events appended since the last call into the
 // ledger. Caller holds s.mu.
 func (s *Session) foldLedger() {
-	for ; s.ledgerAt < len(s.log); s.ledgerAt++ {
-		s.ledger.Fold(&s.log[s.ledgerAt])
+	for ; s.ledgerAt < s.n(); s.ledgerAt++ {
+		s.ledger.Fold(&s.log[s.ledgerAt-s.base])
 	}
 }
 
@@ -766,11 +796,28 @@ func (s *Session) NextTurn() int64 {
 func (s *Session) TurnEnd(n int64) (event.Event, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	seq, ok := s.turnEnd(n)
+	if !ok && s.base > 0 {
+		// Turn n may have ended before the checkpoint the session resumed
+		// from: read those events back, and look again.
+		s.whole()
+		seq, ok = s.turnEnd(n)
+	}
+	if !ok {
+		return event.Event{}, false
+	}
+	return s.log[seq-int64(s.base)], true
+}
+
+// turnEnd folds the new events into turnEnds and looks turn n up. Caller
+// holds s.mu.
+func (s *Session) turnEnd(n int64) (int64, bool) {
 	if s.turnEnds == nil {
 		s.turnEnds = map[int64]int64{}
+		s.turnEndsAt = s.base
 	}
-	for ; s.turnEndsAt < len(s.log); s.turnEndsAt++ {
-		e := &s.log[s.turnEndsAt]
+	for ; s.turnEndsAt < s.n(); s.turnEndsAt++ {
+		e := &s.log[s.turnEndsAt-s.base]
 		if e.Type != event.TypeTurnEnd {
 			continue
 		}
@@ -780,10 +827,7 @@ func (s *Session) TurnEnd(n int64) (event.Event, bool) {
 		}
 	}
 	seq, ok := s.turnEnds[n]
-	if !ok {
-		return event.Event{}, false
-	}
-	return s.log[seq], true
+	return seq, ok
 }
 
 // OpenStep returns the number of the open step of the open turn, and
@@ -849,6 +893,9 @@ func number(raw []byte) (int64, bool) {
 func (s *Session) Provenance(seq int64) ([]int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.whole(); err != nil {
+		return nil, err
+	}
 	if seq < 0 || seq >= int64(len(s.log)) {
 		return nil, event.Errorf(event.CodeProvenanceUnknownSeq, seq, "no event %d in a log of %d", seq, len(s.log))
 	}
@@ -873,10 +920,14 @@ func (s *Session) Provenance(seq int64) ([]int64, error) {
 // Fork returns a new session seeded with the events 0..boundary of this
 // one (SURF-24). The boundary event must exist and be a turn/end. The new
 // session has this session's options (strict mode, vocabulary, token
-// estimator, observer, ...) except WithWriteAhead and WithTrace, then opts,
+// estimator, observer, ...) except WithWriteAhead, WithTrace and WithCheckpoints, then opts,
 // which add to or override them; this session is unchanged.
 func (s *Session) Fork(boundary int64, opts ...Option) (*Session, error) {
 	s.mu.Lock()
+	if err := s.whole(); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
 	if boundary < 0 || boundary >= int64(len(s.log)) {
 		n := len(s.log)
 		s.mu.Unlock()
@@ -891,6 +942,6 @@ func (s *Session) Fork(boundary int64, opts ...Option) (*Session, error) {
 	s.mu.Unlock()
 	// The child does not inherit the parent's write-ahead or trace: it is a
 	// new log.
-	all := append(slices.Clone(s.opts), WithWriteAhead(nil), func(c *config) { c.trace = nil })
+	all := append(slices.Clone(s.opts), WithWriteAhead(nil), func(c *config) { c.trace, c.checkpoints = nil, nil })
 	return Seed(prefix, append(all, opts...)...)
 }

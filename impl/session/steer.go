@@ -33,7 +33,7 @@ func (s *Session) SteerWhenBalanced(data any) (e event.Event, appended bool, err
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.foldLedger()
-	candidate := event.Event{Type: event.TypeSteeringMessage, Seq: int64(len(s.log)), Time: s.cfg.clock(), Data: raw, Op: event.Append()}
+	candidate := event.Event{Type: event.TypeSteeringMessage, Seq: int64(s.n()), Time: s.cfg.clock(), Data: raw, Op: event.Append()}
 	if s.ledger.Turn() == nil || s.ledger.NumPending() == 0 {
 		stored, err := s.commit(context.Background(), candidate)
 		return stored, err == nil, err
@@ -80,7 +80,7 @@ func (s *Session) releaseHeld(ctx context.Context) {
 	pending := s.held
 	s.held = nil
 	for i, h := range pending {
-		e := event.Event{Type: event.TypeSteeringMessage, Seq: int64(len(s.log)), Time: s.cfg.clock(), Data: h.data, Op: event.Append()}
+		e := event.Event{Type: event.TypeSteeringMessage, Seq: int64(s.n()), Time: s.cfg.clock(), Data: h.data, Op: event.Append()}
 		if _, err := s.commitOnly(ctx, e); err != nil {
 			// The store failed: keep the rest for the next balanced point.
 			s.held = append(s.held, pending[i:]...)

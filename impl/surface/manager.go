@@ -45,14 +45,22 @@ type Change struct {
 // Manager is the incrementally maintained surface of one log.
 type Manager struct {
 	head, tail *Node
-	bySeq      []*Node // node of each on-surface seq; nil otherwise
-	length     int
-	nextLabel  int64
-	processed  int   // number of log events folded
-	replaces   int64 // replace generation
-	observe    func(Change)
-	pending    plan
-	slab       []Node
+	bySeq      []*Node // node of each on-surface seq from indexBase on; nil otherwise
+	// A restored Manager indexes the nodes of seqs before indexBase (the
+	// events it was not given) in restoredNodes, so that a restore costs
+	// its surface, not its log.
+	indexBase     int64
+	restoredNodes map[int64]*Node
+	length        int
+	nextLabel     int64
+	processed     int // number of log events folded
+	// base is the seq of the first event of the log slices the Manager is
+	// given: 0, except after Restore, until Rebase.
+	base     int
+	replaces int64 // replace generation
+	observe  func(Change)
+	pending  plan
+	slab     []Node
 	// walked counts the nodes visited by range walks, so tests can prove
 	// that a replace costs O(range) (SURF-26).
 	walked int
@@ -84,10 +92,13 @@ func (m *Manager) Generation() int64 { return m.replaces }
 // Node returns the surface node of seq, or nil when seq is not on the
 // surface.
 func (m *Manager) Node(seq int64) *Node {
-	if seq < 0 || seq >= int64(len(m.bySeq)) {
+	if seq < m.indexBase {
+		return m.restoredNodes[seq] // nil for a negative seq
+	}
+	if seq-m.indexBase >= int64(len(m.bySeq)) {
 		return nil
 	}
-	return m.bySeq[seq]
+	return m.bySeq[seq-m.indexBase]
 }
 
 // Validate checks candidate e as the next event of log (the events the
@@ -106,7 +117,7 @@ func (m *Manager) ValidateIn(log []event.Event, e *event.Event, v *event.Vocabul
 	if err := m.begin(log); err != nil {
 		return err
 	}
-	if err := v.Check(e, int64(len(log))); err != nil {
+	if err := v.Check(e, int64(m.base+len(log))); err != nil {
 		return err
 	}
 	return m.planNext(e)
@@ -119,7 +130,7 @@ func (m *Manager) ValidateWith(log []event.Event, e *event.Event, check func(*ev
 	if err := m.begin(log); err != nil {
 		return err
 	}
-	if err := check(e, int64(len(log))); err != nil {
+	if err := check(e, int64(m.base+len(log))); err != nil {
 		return err
 	}
 	return m.planNext(e)
@@ -149,12 +160,12 @@ func (m *Manager) planNext(e *event.Event) *event.Error {
 // fails only if log holds an event that Validate would reject, which a
 // session never lets in.
 func (m *Manager) Sync(log []event.Event) *event.Error {
-	end := len(log)
+	end := m.base + len(log)
 	for i := m.processed; i < end; i++ {
 		p := m.pending
 		if !p.valid || p.seq != int64(i) {
 			var err *event.Error
-			if p, err = m.plan(&log[i]); err != nil {
+			if p, err = m.plan(&log[i-m.base]); err != nil {
 				return err
 			}
 		}
@@ -245,6 +256,58 @@ func (m *Manager) newNode(seq, label int64) *Node {
 	return n
 }
 
+// Restored is one node of a surface given to Restore: the seq of its
+// event and its order label.
+type Restored struct {
+	Seq, Label int64
+}
+
+// Restore returns the Manager of a log whose first processed events were
+// folded elsewhere (a checkpoint): its surface is nodes, head to tail, with
+// strictly increasing labels below nextLabel, after generation replaces.
+// The events before processed are not given to it again: from then on
+// every log slice given to it (Validate, Sync) begins at seq processed,
+// until Rebase. It reports nothing to an observer for the restored nodes.
+// It fails, leaving nothing, when nodes are not in seq range, repeat a
+// seq, or break the label order.
+func Restore(nodes []Restored, nextLabel, generation int64, processed int) (*Manager, bool) {
+	m := &Manager{nextLabel: nextLabel, replaces: generation, processed: processed, base: processed}
+	m.indexBase = int64(processed)
+	m.restoredNodes = make(map[int64]*Node, len(nodes))
+	last := int64(-1) << 62
+	for _, r := range nodes {
+		if r.Seq < 0 || r.Seq >= int64(processed) || r.Label <= last || r.Label >= nextLabel || m.Node(r.Seq) != nil {
+			return nil, false
+		}
+		last = r.Label
+		n := m.newNode(r.Seq, r.Label)
+		n.prev = m.tail
+		if m.tail != nil {
+			m.tail.next = n
+		} else {
+			m.head = n
+		}
+		m.tail = n
+		m.length++
+		m.index(r.Seq, n)
+	}
+	if generation < 0 {
+		return nil, false
+	}
+	return m, true
+}
+
+// Base is the seq of the first event of the log slices the Manager takes:
+// 0 unless it was restored and not rebased.
+func (m *Manager) Base() int { return m.base }
+
+// Rebase makes the Manager take log slices that begin at seq base (0: the
+// whole log), once the events a Restore skipped are at hand again.
+func (m *Manager) Rebase(base int) { m.base = base }
+
+// NextLabel is the label the next appended node takes.
+func (m *Manager) NextLabel() int64 { return m.nextLabel }
+
 // Grow makes room for n more events, so a Manager given a long log at once
 // (a seed, a resume) indexes it without copying its index as it grows.
 func (m *Manager) Grow(n int) {
@@ -255,10 +318,15 @@ func (m *Manager) Grow(n int) {
 }
 
 func (m *Manager) index(seq int64, n *Node) {
-	for int64(len(m.bySeq)) <= seq {
+	if seq < m.indexBase {
+		m.restoredNodes[seq] = n
+		return
+	}
+	i := seq - m.indexBase
+	for int64(len(m.bySeq)) <= i {
 		m.bySeq = append(m.bySeq, nil)
 	}
-	m.bySeq[seq] = n
+	m.bySeq[i] = n
 }
 
 func (m *Manager) apply(p plan) {
@@ -284,7 +352,11 @@ func (m *Manager) apply(p plan) {
 		for x := p.start; ; {
 			next := x.next
 			m.walked++
-			m.bySeq[x.seq] = nil
+			if x.seq < m.indexBase {
+				delete(m.restoredNodes, x.seq)
+			} else {
+				m.bySeq[x.seq-m.indexBase] = nil
+			}
 			x.prev, x.next = nil, nil
 			m.length--
 			if x == p.end || next == nil {

@@ -1,0 +1,137 @@
+package persist
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/internal/traffic"
+)
+
+// checkpointedLog writes n events of traffic through a JSONL store that
+// keeps checkpoints and closes it (a checkpoint of the whole log), and
+// returns its path and events.
+func checkpointedLog(t *testing.T, n int) (string, []event.Event) {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	st, err := OpenJSONL(ctx, path, Header{ID: "s"}, WithCheckpoints(50), WithSync(SyncNever))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := Resume(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := traffic.New(s).Append(n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Repair(ctx); err != nil {
+		t.Fatal(err)
+	}
+	events := s.Events()
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return path, events
+}
+
+// resumeUses reports how many events a resume of path takes from its
+// checkpoint.
+func resumeUses(t *testing.T, path string) int {
+	t.Helper()
+	st, err := OpenJSONL(context.Background(), path, Header{ID: "s"}, WithCheckpoints(50))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(context.Background())
+	return st.Report().CheckpointEvents
+}
+
+// TestCheckJSONLCheckpoint: a validator passes a true checkpoint, reports
+// one a resume would ignore (torn, of another log's tail) without failing
+// the log, and fails one a resume would use that is not true of the log:
+// a byte changed in a line it covers (the resume cannot see it: it reads
+// only the last line), or a state that is not the replay's (the file's own
+// checksum made right again). Each beside its look-alike that passes.
+func TestCheckJSONLCheckpoint(t *testing.T) {
+	path, events := checkpointedLog(t, 600)
+	c, err := CheckJSONLCheckpoint(path, events)
+	if err != nil || !c.Found || c.Ignored != "" || c.Events != len(events) {
+		t.Fatalf("a true checkpoint: %+v, %v", c, err)
+	}
+	if got := resumeUses(t, path); got != len(events) {
+		t.Fatalf("a resume takes %d events from a true checkpoint of %d", got, len(events))
+	}
+	log, _ := os.ReadFile(path)
+	cp, _ := os.ReadFile(CheckpointName(path))
+	restore := func() {
+		os.WriteFile(path, log, 0o644)
+		os.WriteFile(CheckpointName(path), cp, 0o644)
+	}
+
+	t.Run("a byte changed in a covered line", func(t *testing.T) {
+		defer restore()
+		// A letter of the first user message, same length: still an event.
+		i := bytes.Index(log, []byte(`"text":"`)) + len(`"text":"`)
+		changed := bytes.Clone(log)
+		changed[i] ^= 0x01
+		os.WriteFile(path, changed, 0o644)
+		if got := resumeUses(t, path); got != len(events) {
+			t.Fatalf("the resume should still use it (it reads the last line only): %d", got)
+		}
+		_, changedEvents, _, err := ReadJSONL(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := CheckJSONLCheckpoint(path, changedEvents); !errors.Is(err, event.CodePersistCheckpointUnusable) || !strings.Contains(err.Error(), "CRC-32C") {
+			t.Fatalf("a changed covered line: %v", err)
+		}
+	})
+	t.Run("a state that is not the replay's", func(t *testing.T) {
+		for _, edit := range []func(*checkpointFile){
+			func(f *checkpointFile) { f.NextLabel++ },
+			func(f *checkpointFile) { f.Generation++ },
+			func(f *checkpointFile) { f.Nodes[len(f.Nodes)-1].Label-- },
+			func(f *checkpointFile) { f.Ledger = []byte(`{"maxTurn":1}`) },
+		} {
+			f, err := decodeCheckpoint(cp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			edit(&f)
+			b, _ := encodeCheckpoint(f)
+			os.WriteFile(CheckpointName(path), b, 0o644)
+			if _, err := CheckJSONLCheckpoint(path, events); !errors.Is(err, event.CodePersistCheckpointUnusable) || !strings.Contains(err.Error(), "not the replay's") {
+				t.Errorf("an edited state: %v", err)
+			}
+		}
+		restore()
+		if _, err := CheckJSONLCheckpoint(path, events); err != nil {
+			t.Fatalf("the checkpoint put back: %v", err)
+		}
+	})
+	t.Run("torn", func(t *testing.T) {
+		defer restore()
+		os.WriteFile(CheckpointName(path), cp[:len(cp)/2], 0o644)
+		c, err := CheckJSONLCheckpoint(path, events)
+		if err != nil || !c.Found || c.Ignored == "" {
+			t.Fatalf("a torn checkpoint is ignored, not an error: %+v, %v", c, err)
+		}
+		if got := resumeUses(t, path); got != 0 {
+			t.Fatalf("a resume used a torn checkpoint: %d", got)
+		}
+	})
+	t.Run("none", func(t *testing.T) {
+		defer restore()
+		os.Remove(CheckpointName(path))
+		if c, err := CheckJSONLCheckpoint(path, events); err != nil || c.Found {
+			t.Fatalf("no checkpoint: %+v, %v", c, err)
+		}
+	})
+}

@@ -1,0 +1,309 @@
+package persist
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/session"
+	"github.com/surfacelog/surface/internal/ops"
+)
+
+// derived is what a session answers without reading its log's old events:
+// what a resume from a checkpoint must give exactly as a replay does.
+type derived struct {
+	Len        int
+	Surface    []int64
+	Messages   json.RawMessage
+	Tokens     int
+	Turn       [2]int64
+	Step       [2]int64
+	NextTurn   int64
+	Pending    []session.PendingCall
+	Checkpoint session.Checkpoint
+}
+
+func flag(n int64, ok bool) [2]int64 {
+	if !ok {
+		return [2]int64{0, -1}
+	}
+	return [2]int64{n, 1}
+}
+
+type fataler interface {
+	Helper()
+	Fatal(...any)
+	Fatalf(string, ...any)
+}
+
+func deriveOf(t fataler, s *session.Session) string {
+	t.Helper()
+	msgs, err := json.Marshal(s.Messages().Slice())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := derived{Len: s.Len(), Surface: s.Surface().Slice(), Messages: msgs, Tokens: s.Tokens(),
+		Turn: flag(s.OpenTurn()), Step: flag(s.OpenStep()), NextTurn: s.NextTurn(), Pending: s.PendingCalls(), Checkpoint: s.Checkpoint()}
+	b, err := json.MarshalIndent(d, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// wireOf is the log as JSONL lines.
+func wireOf(t fataler, events []event.Event) string {
+	t.Helper()
+	var b strings.Builder
+	for _, e := range events {
+		line, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// TestCheckpointResumeIsReplay: over random logs (tool traffic, replaces
+// over any range, turn and compaction boundaries, refused steps among
+// them), a session written through a JSONL store that keeps checkpoints is
+// crashed and resumed at random points, and its checkpoint is now and then
+// torn, corrupted, swapped for an older one, or left ahead of a log that
+// lost its tail and was written on differently. After every resume, and
+// after appends that follow it, the session answers exactly what a session
+// holding the whole log (the shadow, fed the same steps) answers: surface,
+// messages, tokens, bookkeeping, its own checkpoint; then its whole log,
+// turn ends and provenance, read back from the store. A usable checkpoint
+// must be used (the resume replays only its tail), a bad one never.
+func TestCheckpointResumeIsReplay(t *testing.T) {
+	used, ignored := 0, 0
+	rapid.Check(t, func(rt *rapid.T) {
+		dir, err := os.MkdirTemp("", "checkpoint-*")
+		if err != nil {
+			rt.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		path := filepath.Join(dir, "s.jsonl")
+		ctx := context.Background()
+		every := rapid.IntRange(1, 12).Draw(rt, "every")
+		now := int64(1_700_000_000_000)
+		clock := func() int64 { return now }
+		shadow := ops.NewImpl(clock)
+
+		var st *JSONL
+		var ps *Session
+		open := func(wantUsed bool) {
+			var err error
+			st, err = OpenJSONL(ctx, path, Header{ID: "s"}, WithCheckpoints(every), WithSync(SyncNever))
+			if err != nil {
+				rt.Fatal(err)
+			}
+			var report LoadReport
+			ps, report, err = Resume(ctx, st, session.WithClock(clock))
+			if err != nil {
+				rt.Fatal(err)
+			}
+			if _, err := shadow.S.Repair(ctx); err != nil {
+				rt.Fatal(err)
+			}
+			if report.CheckpointEvents > 0 {
+				used++
+				if ps.Restored() != report.CheckpointEvents {
+					rt.Fatalf("report says %d events from the checkpoint, the session %d", report.CheckpointEvents, ps.Restored())
+				}
+			} else if wantUsed {
+				rt.Fatalf("a checkpoint that matches the log was not used: %q", report.CheckpointIgnored)
+			}
+			if report.CheckpointIgnored != "" {
+				ignored++
+			}
+			if got, want := deriveOf(rt, ps.Session), deriveOf(rt, shadow.S); got != want {
+				rt.Fatalf("resumed (checkpoint of %d events) differs from the replay:\n got %s\nwant %s", report.CheckpointEvents, got, want)
+			}
+		}
+		step := func() {
+			st := shadow.State()
+			var s ops.Step
+			switch rapid.IntRange(0, 9).Draw(rt, "kind") {
+			case 0, 1, 2, 3:
+				s = ops.GenToolTraffic(ops.Rapid{T: rt}, st)
+			case 4, 5:
+				s = ops.GenReplace(ops.Rapid{T: rt}, st)
+			default:
+				s = ops.GenAppend(ops.Rapid{T: rt}, st)
+			}
+			now++
+			_, want := ops.Apply(shadow, s)
+			_, got := ops.Apply(&ops.Impl{S: ps.Session, Clock: clock}, s)
+			if string(got.Code) != string(want.Code) {
+				rt.Fatalf("step %s: %q, the replay %q", s, got.Code, want.Code)
+			}
+		}
+		open(false)
+		var saved []byte // an older checkpoint file, still true of the log
+		var stale []byte // a checkpoint of the log before it lost its tail
+		var bad []byte   // the checkpoint file known not to match the log
+		// usable: a checkpoint file is there, and not one known to be bad.
+		usable := func() bool {
+			b, err := os.ReadFile(CheckpointName(path))
+			return err == nil && !bytes.Equal(b, bad)
+		}
+		steps := rapid.IntRange(1, 80).Draw(rt, "steps")
+		for i := 0; i < steps; i++ {
+			step()
+			switch rapid.IntRange(0, 32).Draw(rt, "event") {
+			case 0, 1: // a crash, and a resume from the checkpoint there is
+				st.crash()
+				open(usable())
+			case 2: // keep this checkpoint to put back later
+				if usable() {
+					saved, _ = os.ReadFile(CheckpointName(path))
+				}
+			case 3: // a crash, with an older checkpoint put back
+				st.crash()
+				if saved != nil {
+					os.WriteFile(CheckpointName(path), saved, 0o644)
+				}
+				open(saved != nil)
+			case 7: // the log's tail rewritten with look-alike lines: each event's time one later
+				st.crash()
+				events := slices.Clone(shadow.S.Events())
+				keep := rapid.IntRange(0, len(events)).Draw(rt, "keepAlike")
+				for i := keep; i < len(events); i++ {
+					events[i].Time++
+				}
+				cutLog(rt, path, keep)
+				f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					rt.Fatal(err)
+				}
+				f.WriteString(wireOf(rt, events[keep:]))
+				f.Close()
+				if b, err := os.ReadFile(CheckpointName(path)); err == nil {
+					var cp struct{ Events int }
+					json.Unmarshal(b, &cp)
+					if cp.Events > keep {
+						bad = b // its last line has another time now
+					}
+				}
+				saved = nil
+				shadow.S, err = session.Seed(events, session.WithClock(clock))
+				if err != nil {
+					rt.Fatal(err)
+				}
+				open(false)
+			case 6: // a crash, with a checkpoint of the log before it lost its tail
+				st.crash()
+				if stale != nil {
+					os.WriteFile(CheckpointName(path), stale, 0o644)
+					bad = stale
+				}
+				open(false)
+			case 4: // a torn or changed checkpoint
+				st.crash()
+				if b, err := os.ReadFile(CheckpointName(path)); err == nil && len(b) > 0 {
+					if rapid.Bool().Draw(rt, "tear") {
+						b = b[:rapid.IntRange(0, len(b)-1).Draw(rt, "tornAt")]
+					} else {
+						at := rapid.IntRange(0, len(b)-1).Draw(rt, "flipAt")
+						b[at] ^= byte(rapid.IntRange(1, 255).Draw(rt, "flip"))
+					}
+					os.WriteFile(CheckpointName(path), b, 0o644)
+					bad = b
+				}
+				open(false)
+			case 5: // the machine lost the log's tail: the checkpoint may be ahead of it
+				st.crash()
+				events := shadow.S.Events()
+				keep := rapid.IntRange(0, len(events)).Draw(rt, "keep")
+				cutLog(rt, path, keep)
+				if b, err := os.ReadFile(CheckpointName(path)); err == nil {
+					stale, bad = b, b
+				}
+				saved = nil
+				shadow.S, err = session.Seed(events[:keep], session.WithClock(clock))
+				if err != nil {
+					rt.Fatal(err)
+				}
+				open(false)
+			}
+		}
+		st.crash()
+		open(usable())
+		for i := rapid.IntRange(0, 10).Draw(rt, "more"); i > 0; i-- {
+			step()
+		}
+		if got, want := deriveOf(rt, ps.Session), deriveOf(rt, shadow.S); got != want {
+			rt.Fatalf("after appends to the resumed session:\n got %s\nwant %s", got, want)
+		}
+		// What needs the old events reads them back from the store.
+		for turn := int64(0); turn <= 4; turn++ {
+			g, gok := ps.TurnEnd(turn)
+			w, wok := shadow.S.TurnEnd(turn)
+			if gok != wok || g.Seq != w.Seq {
+				rt.Fatalf("TurnEnd(%d) = %d %v, the replay %d %v", turn, g.Seq, gok, w.Seq, wok)
+			}
+		}
+		if got, want := wireOf(rt, ps.Events()), wireOf(rt, shadow.S.Events()); got != want {
+			rt.Fatalf("the log read back differs:\n got %s\nwant %s", got, want)
+		}
+		for seq := int64(0); seq < int64(ps.Len()); seq += 7 {
+			g, _ := ps.Provenance(seq)
+			w, _ := shadow.S.Provenance(seq)
+			if !equalInts(g, w) {
+				rt.Fatalf("Provenance(%d) = %v, the replay %v", seq, g, w)
+			}
+		}
+		if ps.Restored() != 0 {
+			rt.Fatalf("the log was read back, yet %d events are left to read", ps.Restored())
+		}
+		if err := ps.Close(ctx); err != nil {
+			rt.Fatal(err)
+		}
+	})
+	t.Logf("resumes from a checkpoint: %d; checkpoints ignored: %d", used, ignored)
+	if used == 0 || ignored == 0 {
+		t.Fatalf("the runs never resumed from a checkpoint (%d) or never ignored one (%d)", used, ignored)
+	}
+}
+
+func equalInts(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// cutLog keeps the header and the first keep event lines of the file.
+func cutLog(t fataler, path string, keep int) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := 0
+	for i := 0; i <= keep; i++ {
+		n := bytes.IndexByte(b[end:], '\n')
+		if n < 0 {
+			t.Fatalf("the log has fewer than %d events", keep)
+		}
+		end += n + 1
+	}
+	if err := os.WriteFile(path, b[:end], 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
