@@ -3,6 +3,7 @@ package persist
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -86,6 +87,100 @@ func wireOf(t fataler, events []event.Event) string {
 // turn ends and provenance, read back from the store. A usable checkpoint
 // must be used (the resume replays only its tail), a bad one never.
 func TestCheckpointResumeIsReplay(t *testing.T) {
+	t.Run("jsonl", func(t *testing.T) { checkpointProperty(t, jsonlCheckpoints) })
+	t.Run("sqlite", func(t *testing.T) {
+		requireSQLite(t)
+		checkpointProperty(t, sqliteCheckpoints)
+	})
+}
+
+// checkpointStore is how the property reaches a store's log and
+// checkpoint behind its back.
+type checkpointStore struct {
+	name string
+	open func(path string, every int) (Store, error)
+	// get and put read and write the checkpoint's bytes (nil: none).
+	get func(path string) []byte
+	put func(path string, b []byte)
+	// cut keeps the first keep events; add appends events as they are.
+	cut func(t fataler, path string, keep int)
+	add func(t fataler, path string, events []event.Event)
+}
+
+var jsonlCheckpoints = checkpointStore{
+	name: "s.jsonl",
+	open: func(path string, every int) (Store, error) {
+		return OpenJSONL(context.Background(), path, Header{ID: "s"}, WithCheckpoints(every), WithSync(SyncNever))
+	},
+	get: func(path string) []byte {
+		b, err := os.ReadFile(CheckpointName(path))
+		if err != nil {
+			return nil
+		}
+		return b
+	},
+	put: func(path string, b []byte) { os.WriteFile(CheckpointName(path), b, 0o644) },
+	cut: cutLog,
+	add: func(t fataler, path string, events []event.Event) {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(wireOf(t, events))
+		f.Close()
+	},
+}
+
+var sqliteCheckpoints = checkpointStore{
+	name: "s.db",
+	open: func(path string, every int) (Store, error) {
+		return OpenSQLite(context.Background(), path, Header{ID: "s"}, WithSQLiteCheckpoints(every), WithSQLiteSync(SyncNever))
+	},
+	get: func(path string) []byte {
+		var state string
+		withDB(path, func(db *sql.DB) {
+			if db.QueryRow(`SELECT state FROM checkpoints WHERE session_id = 's'`).Scan(&state) != nil {
+				state = ""
+			}
+		})
+		if state == "" {
+			return nil
+		}
+		return []byte(state)
+	},
+	put: func(path string, b []byte) {
+		withDB(path, func(db *sql.DB) { db.Exec(`INSERT OR REPLACE INTO checkpoints (session_id, state) VALUES ('s', ?)`, string(b)) })
+	},
+	cut: func(t fataler, path string, keep int) {
+		withDB(path, func(db *sql.DB) {
+			if _, err := db.Exec(`DELETE FROM events WHERE session_id = 's' AND seq >= ?`, keep); err != nil {
+				t.Fatal(err)
+			}
+		})
+	},
+	add: func(t fataler, path string, events []event.Event) {
+		withDB(path, func(db *sql.DB) {
+			for i := range events {
+				src, op := markerColumns(&events[i])
+				if _, err := db.Exec(`INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op) VALUES ('s', ?, ?, ?, ?, ?, ?)`,
+					events[i].Seq, string(events[i].Type), events[i].Time, string(events[i].Data), src, op); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	},
+}
+
+func withDB(path string, f func(*sql.DB)) {
+	db, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=WAL&_busy_timeout=5000")
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	f(db)
+}
+
+func checkpointProperty(t *testing.T, cs checkpointStore) {
 	used, ignored := 0, 0
 	rapid.Check(t, func(rt *rapid.T) {
 		dir, err := os.MkdirTemp("", "checkpoint-*")
@@ -93,18 +188,19 @@ func TestCheckpointResumeIsReplay(t *testing.T) {
 			rt.Fatal(err)
 		}
 		defer os.RemoveAll(dir)
-		path := filepath.Join(dir, "s.jsonl")
+		path := filepath.Join(dir, cs.name)
 		ctx := context.Background()
 		every := rapid.IntRange(1, 12).Draw(rt, "every")
 		now := int64(1_700_000_000_000)
 		clock := func() int64 { return now }
 		shadow := ops.NewImpl(clock)
 
-		var st *JSONL
+		var st Store
 		var ps *Session
+		crash := func() { st.(interface{ crash() }).crash() }
 		open := func(wantUsed bool) {
 			var err error
-			st, err = OpenJSONL(ctx, path, Header{ID: "s"}, WithCheckpoints(every), WithSync(SyncNever))
+			st, err = cs.open(path, every)
 			if err != nil {
 				rt.Fatal(err)
 			}
@@ -155,41 +251,36 @@ func TestCheckpointResumeIsReplay(t *testing.T) {
 		var bad []byte   // the checkpoint file known not to match the log
 		// usable: a checkpoint file is there, and not one known to be bad.
 		usable := func() bool {
-			b, err := os.ReadFile(CheckpointName(path))
-			return err == nil && !bytes.Equal(b, bad)
+			b := cs.get(path)
+			return b != nil && !bytes.Equal(b, bad)
 		}
 		steps := rapid.IntRange(1, 80).Draw(rt, "steps")
 		for i := 0; i < steps; i++ {
 			step()
 			switch rapid.IntRange(0, 32).Draw(rt, "event") {
 			case 0, 1: // a crash, and a resume from the checkpoint there is
-				st.crash()
+				crash()
 				open(usable())
 			case 2: // keep this checkpoint to put back later
 				if usable() {
-					saved, _ = os.ReadFile(CheckpointName(path))
+					saved = cs.get(path)
 				}
 			case 3: // a crash, with an older checkpoint put back
-				st.crash()
+				crash()
 				if saved != nil {
-					os.WriteFile(CheckpointName(path), saved, 0o644)
+					cs.put(path, saved)
 				}
 				open(saved != nil)
 			case 7: // the log's tail rewritten with look-alike lines: each event's time one later
-				st.crash()
+				crash()
 				events := slices.Clone(shadow.S.Events())
 				keep := rapid.IntRange(0, len(events)).Draw(rt, "keepAlike")
 				for i := keep; i < len(events); i++ {
 					events[i].Time++
 				}
-				cutLog(rt, path, keep)
-				f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-				if err != nil {
-					rt.Fatal(err)
-				}
-				f.WriteString(wireOf(rt, events[keep:]))
-				f.Close()
-				if b, err := os.ReadFile(CheckpointName(path)); err == nil {
+				cs.cut(rt, path, keep)
+				cs.add(rt, path, events[keep:])
+				if b := cs.get(path); b != nil {
 					var cp struct{ Events int }
 					json.Unmarshal(b, &cp)
 					if cp.Events > keep {
@@ -203,31 +294,31 @@ func TestCheckpointResumeIsReplay(t *testing.T) {
 				}
 				open(false)
 			case 6: // a crash, with a checkpoint of the log before it lost its tail
-				st.crash()
+				crash()
 				if stale != nil {
-					os.WriteFile(CheckpointName(path), stale, 0o644)
+					cs.put(path, stale)
 					bad = stale
 				}
 				open(false)
 			case 4: // a torn or changed checkpoint
-				st.crash()
-				if b, err := os.ReadFile(CheckpointName(path)); err == nil && len(b) > 0 {
+				crash()
+				if b := cs.get(path); len(b) > 0 {
 					if rapid.Bool().Draw(rt, "tear") {
 						b = b[:rapid.IntRange(0, len(b)-1).Draw(rt, "tornAt")]
 					} else {
 						at := rapid.IntRange(0, len(b)-1).Draw(rt, "flipAt")
 						b[at] ^= byte(rapid.IntRange(1, 255).Draw(rt, "flip"))
 					}
-					os.WriteFile(CheckpointName(path), b, 0o644)
+					cs.put(path, b)
 					bad = b
 				}
 				open(false)
 			case 5: // the machine lost the log's tail: the checkpoint may be ahead of it
-				st.crash()
+				crash()
 				events := shadow.S.Events()
 				keep := rapid.IntRange(0, len(events)).Draw(rt, "keep")
-				cutLog(rt, path, keep)
-				if b, err := os.ReadFile(CheckpointName(path)); err == nil {
+				cs.cut(rt, path, keep)
+				if b := cs.get(path); b != nil {
 					stale, bad = b, b
 				}
 				saved = nil
@@ -238,7 +329,7 @@ func TestCheckpointResumeIsReplay(t *testing.T) {
 				open(false)
 			}
 		}
-		st.crash()
+		crash()
 		open(usable())
 		for i := rapid.IntRange(0, 10).Draw(rt, "more"); i > 0; i-- {
 			step()

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -87,6 +88,14 @@ type SQLite struct {
 	// pending is a fork child not written yet (STORE-14): its session
 	// row is written with its events, in one transaction, by Fork.
 	pending bool
+	// Checkpoints (STORE-18, WithSQLiteCheckpoints): every is their
+	// spacing; restore is the checkpoint the store was opened from, until
+	// Resume takes it, covering the first covered events; report says
+	// what opening found of them.
+	cpEvery  int
+	restore  *restoreFrom
+	covered  int64
+	cpReport LoadReport
 }
 
 // OpenSQLite opens the database at path for writing the session
@@ -264,8 +273,15 @@ func (s *SQLite) open(header Header, fresh bool) error {
 	if err := s.loadHeader(header); err != nil {
 		return err
 	}
-	if err := s.loadEvents(); err != nil {
-		return err
+	if s.cpEvery > 0 && !s.pending {
+		if _, err := db.Exec(checkpointSchema); err != nil {
+			return ioError(err, "create the checkpoints table of %s", s.path)
+		}
+	}
+	if s.cpEvery == 0 || s.pending || !s.loadFromCheckpoint() {
+		if err := s.loadEvents(); err != nil {
+			return err
+		}
 	}
 	s.next = int64(s.loaded)
 	s.insert, err = db.Prepare(`INSERT INTO events (session_id, seq, type, time, data, source_event_seqs, surface_op) VALUES (?, ?, ?, ?, ?, ?, ?)`)
@@ -355,21 +371,27 @@ func ReadSQLite(db *sql.DB, sessionID string) ([]event.Event, error) {
 // readSQLiteLog reads the events of one session into an event.Log: one
 // scan of each row's data, which is checked and compacted as it is read.
 func readSQLiteLog(db *sql.DB, sessionID string) (*event.Log, error) {
+	return readSQLiteRange(db, sessionID, 0, math.MaxInt64)
+}
+
+// readSQLiteRange is readSQLiteLog of the events with seqs from from up
+// to (not including) to.
+func readSQLiteRange(db *sql.DB, sessionID string, from, to int64) (*event.Log, error) {
 	var d event.Decoder
 	// The primary key gives the last seq at once: room for the whole log,
 	// so it is not copied as it grows.
 	var last sql.NullInt64
-	if db.QueryRow(`SELECT MAX(seq) FROM events WHERE session_id = ?`, sessionID).Scan(&last) == nil && last.Valid && last.Int64 >= 0 && last.Int64 < 1<<31 {
-		d.Grow(int(last.Int64) + 1)
+	if db.QueryRow(`SELECT MAX(seq) FROM events WHERE session_id = ?`, sessionID).Scan(&last) == nil && last.Valid && last.Int64 >= from && last.Int64-from < 1<<31 {
+		d.Grow(int(min(last.Int64+1, to) - from))
 	}
-	query := `SELECT seq, type, time, data, source_event_seqs, surface_op, 0 FROM events WHERE session_id = ? ORDER BY seq`
+	query := `SELECT seq, type, time, data, source_event_seqs, surface_op, 0 FROM events WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq`
 	var envelope int
 	if db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'event_envelope'`).Scan(&envelope) == nil && envelope == 1 {
 		query = `SELECT e.seq, e.type, e.time, e.data, e.source_event_seqs, e.surface_op, COALESCE(f.ignorable, 0)
 FROM events e LEFT JOIN event_envelope f ON f.session_id = e.session_id AND f.seq = e.seq
-WHERE e.session_id = ? ORDER BY e.seq`
+WHERE e.session_id = ? AND e.seq >= ? AND e.seq < ? ORDER BY e.seq`
 	}
-	rows, err := db.Query(query, sessionID)
+	rows, err := db.Query(query, sessionID, from, to)
 	if err != nil {
 		return nil, ioError(err, "read events")
 	}
@@ -395,7 +417,19 @@ func (s *SQLite) Header() Header { return s.header }
 
 // Events implements Store: the events loaded at open, until Resume hands
 // them to the session.
-func (s *SQLite) Events() []event.Event { return s.log.Events() }
+// A store opened from a checkpoint reads the events it covers first.
+func (s *SQLite) Events() []event.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.restore == nil || s.log == nil {
+		return s.log.Events()
+	}
+	prefix, err := readSQLiteRange(s.db, s.header.ID, 0, s.covered)
+	if err != nil {
+		return s.log.Events()
+	}
+	return append(prefix.Events(), s.log.Events()...)
+}
 
 // takeLog implements logStore.
 func (s *SQLite) takeLog() *event.Log { return s.log }
@@ -404,7 +438,11 @@ func (s *SQLite) takeLog() *event.Log { return s.log }
 func (s *SQLite) releaseLog() { s.log = nil }
 
 // Report implements Store.
-func (s *SQLite) Report() LoadReport { return LoadReport{Events: s.loaded} }
+func (s *SQLite) Report() LoadReport {
+	r := s.cpReport
+	r.Events = s.loaded
+	return r
+}
 
 // Append implements Store: the events' INSERTs in one transaction
 // (STORE-17), committed with a sync of the WAL when the policy syncs any

@@ -70,3 +70,6 @@ func (r *SQLiteReader) Header(sessionID string) (Header, error) {
 	return Header{}, errNoSQLite("SQLite")
 }
 func (r *SQLiteReader) Close() error { return nil }
+
+// WithSQLiteCheckpoints is WithSQLiteCheckpoints of a cgo build.
+func WithSQLiteCheckpoints(every int) SQLiteOption { return func(*SQLite) {} }
