@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/session"
@@ -85,6 +86,17 @@ type lineRef struct{ offset, length int64 }
 type restoreFrom struct {
 	cp    session.Checkpoint
 	nodes []event.Event
+}
+
+// rowDigest is the SHA-256 of an event row's columns, each with its length
+// before it.
+func rowDigest(typ, data, sources, op []byte, time int64) string {
+	h := sha256.New()
+	for _, c := range [][]byte{typ, []byte(strconv.FormatInt(time, 10)), data, sources, op} {
+		fmt.Fprintf(h, "%d:", len(c))
+		h.Write(c)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // encodeCheckpoint is the checkpoint file's content.

@@ -5,17 +5,21 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"pgregory.net/rapid"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/session"
 	"github.com/surfacelog/surface/internal/ops"
+	"github.com/surfacelog/surface/internal/pgtest"
 )
 
 // derived is what a session answers without reading its log's old events:
@@ -32,7 +36,7 @@ type derived struct {
 	Checkpoint session.Checkpoint
 }
 
-func flag(n int64, ok bool) [2]int64 {
+func flagged(n int64, ok bool) [2]int64 {
 	if !ok {
 		return [2]int64{0, -1}
 	}
@@ -52,7 +56,7 @@ func deriveOf(t fataler, s *session.Session) string {
 		t.Fatal(err)
 	}
 	d := derived{Len: s.Len(), Surface: s.Surface().Slice(), Messages: msgs, Tokens: s.Tokens(),
-		Turn: flag(s.OpenTurn()), Step: flag(s.OpenStep()), NextTurn: s.NextTurn(), Pending: s.PendingCalls(), Checkpoint: s.Checkpoint()}
+		Turn: flagged(s.OpenTurn()), Step: flagged(s.OpenStep()), NextTurn: s.NextTurn(), Pending: s.PendingCalls(), Checkpoint: s.Checkpoint()}
 	b, err := json.MarshalIndent(d, "", " ")
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +96,83 @@ func TestCheckpointResumeIsReplay(t *testing.T) {
 		requireSQLite(t)
 		checkpointProperty(t, sqliteCheckpoints)
 	})
+	t.Run("postgres", func(t *testing.T) {
+		url := pgtest.URL(t)
+		// Each run is a schema, a dozen connections and a commit per step:
+		// a tenth of the runs, on the property the file stores run in full.
+		if f := flag.Lookup("rapid.checks"); f != nil {
+			old := f.Value.String()
+			if n, err := strconv.Atoi(old); err == nil {
+				flag.Set("rapid.checks", strconv.Itoa(max(n/10, 1)))
+				defer flag.Set("rapid.checks", old)
+			}
+		}
+		checkpointProperty(t, postgresCheckpoints(url))
+	})
+}
+
+// postgresCheckpoints keeps each run's session in a schema of its own
+// (the path names it).
+func postgresCheckpoints(url string) checkpointStore {
+	ctx := context.Background()
+	with := func(path string, f func(*pgx.Conn, string)) {
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			panic(err)
+		}
+		defer conn.Close(ctx)
+		f(conn, pgx.Identifier{pgSchemaOf(path)}.Sanitize())
+	}
+	return checkpointStore{
+		name: "pg",
+		drop: func(path string) {
+			with(path, func(c *pgx.Conn, id string) { c.Exec(ctx, `DROP SCHEMA IF EXISTS `+id+` CASCADE`) })
+		},
+		open: func(path string, every int) (Store, error) {
+			return OpenPostgres(ctx, url, Header{ID: "s"}, WithPostgresSchema(pgSchemaOf(path)), WithPostgresCheckpoints(every))
+		},
+		get: func(path string) []byte {
+			var state string
+			with(path, func(c *pgx.Conn, id string) {
+				if c.QueryRow(ctx, `SELECT state FROM `+id+`.checkpoints WHERE session_id = 's'`).Scan(&state) != nil {
+					state = ""
+				}
+			})
+			if state == "" {
+				return nil
+			}
+			return []byte(state)
+		},
+		put: func(path string, b []byte) {
+			with(path, func(c *pgx.Conn, id string) {
+				c.Exec(ctx, `INSERT INTO `+id+`.checkpoints (session_id, state) VALUES ('s', $1) ON CONFLICT (session_id) DO UPDATE SET state = EXCLUDED.state`, string(b))
+			})
+		},
+		cut: func(t fataler, path string, keep int) {
+			with(path, func(c *pgx.Conn, id string) {
+				if _, err := c.Exec(ctx, `DELETE FROM `+id+`.events WHERE session_id = 's' AND seq >= $1`, keep); err != nil {
+					t.Fatal(err)
+				}
+			})
+		},
+		add: func(t fataler, path string, events []event.Event) {
+			with(path, func(c *pgx.Conn, id string) {
+				for i := range events {
+					src, op := markerColumns(&events[i])
+					if _, err := c.Exec(ctx, `INSERT INTO `+id+`.events (session_id, seq, type, time, data, source_event_seqs, surface_op) VALUES ('s', $1, $2, $3, $4, $5, $6)`,
+						events[i].Seq, string(events[i].Type), events[i].Time, string(events[i].Data), src, op); err != nil {
+						t.Fatal(err)
+					}
+				}
+			})
+		},
+	}
+}
+
+// pgSchemaOf is the schema of a run's Postgres session: one per run
+// directory.
+func pgSchemaOf(path string) string {
+	return "cp_" + strings.NewReplacer("-", "_", "/", "_", ".", "_").Replace(filepath.Base(filepath.Dir(path)))
 }
 
 // checkpointStore is how the property reaches a store's log and
@@ -105,6 +186,8 @@ type checkpointStore struct {
 	// cut keeps the first keep events; add appends events as they are.
 	cut func(t fataler, path string, keep int)
 	add func(t fataler, path string, events []event.Event)
+	// drop forgets a run's store (nil: its directory goes with it).
+	drop func(path string)
 }
 
 var jsonlCheckpoints = checkpointStore{
@@ -149,7 +232,9 @@ var sqliteCheckpoints = checkpointStore{
 		return []byte(state)
 	},
 	put: func(path string, b []byte) {
-		withDB(path, func(db *sql.DB) { db.Exec(`INSERT OR REPLACE INTO checkpoints (session_id, state) VALUES ('s', ?)`, string(b)) })
+		withDB(path, func(db *sql.DB) {
+			db.Exec(`INSERT OR REPLACE INTO checkpoints (session_id, state) VALUES ('s', ?)`, string(b))
+		})
 	},
 	cut: func(t fataler, path string, keep int) {
 		withDB(path, func(db *sql.DB) {
@@ -189,6 +274,9 @@ func checkpointProperty(t *testing.T, cs checkpointStore) {
 		}
 		defer os.RemoveAll(dir)
 		path := filepath.Join(dir, cs.name)
+		if cs.drop != nil {
+			defer cs.drop(path)
+		}
 		ctx := context.Background()
 		every := rapid.IntRange(1, 12).Draw(rt, "every")
 		now := int64(1_700_000_000_000)

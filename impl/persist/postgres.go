@@ -77,6 +77,12 @@ type Postgres struct {
 	// pending is a fork child not written yet (STORE-14): its session
 	// row is written with its events, in one transaction, by Fork.
 	pending bool
+	// Checkpoints (STORE-18, WithPostgresCheckpoints), as in the SQLite
+	// store.
+	cpEvery  int
+	restore  *restoreFrom
+	covered  int64
+	cpReport LoadReport
 }
 
 // pgTimeout bounds a statement whose context has no deadline, so that a
@@ -165,6 +171,15 @@ func (p *Postgres) open(ctx context.Context, header Header) error {
 	}
 	if err := p.loadHeader(ctx, header); err != nil {
 		return err
+	}
+	if p.cpEvery > 0 && !p.pending {
+		if _, err := p.conn.Exec(ctx, sprintf(pgCheckpoints, p.ident())); err != nil {
+			return ioError(err, "create the checkpoints table")
+		}
+		if p.loadFromCheckpoint(ctx) {
+			p.next = int64(p.loaded)
+			return nil
+		}
 	}
 	l, err := readPostgresLog(ctx, p.conn, p.schema, p.header.ID)
 	p.log, p.loaded, p.next = l, l.Len(), int64(l.Len())
@@ -285,13 +300,19 @@ func (p *Postgres) loadHeader(ctx context.Context, want Header) error {
 // readPostgresLog reads one session's events in one streamed query into an
 // event.Log (one scan of each row's data).
 func readPostgresLog(ctx context.Context, conn *pgx.Conn, schema, sessionID string) (*event.Log, error) {
+	return readPostgresRange(ctx, conn, schema, sessionID, 0, 1<<62)
+}
+
+// readPostgresRange is readPostgresLog of the events with seqs from from
+// up to (not including) to.
+func readPostgresRange(ctx context.Context, conn *pgx.Conn, schema, sessionID string, from, to int64) (*event.Log, error) {
 	var d event.Decoder
 	id := pgx.Identifier{schema}.Sanitize()
 	var last *int64
-	if conn.QueryRow(ctx, `SELECT MAX(seq) FROM `+id+`.events WHERE session_id = $1`, sessionID).Scan(&last) == nil && last != nil && *last >= 0 && *last < 1<<31 {
-		d.Grow(int(*last) + 1)
+	if conn.QueryRow(ctx, `SELECT MAX(seq) FROM `+id+`.events WHERE session_id = $1`, sessionID).Scan(&last) == nil && last != nil && *last >= from && *last-from < 1<<31 {
+		d.Grow(int(min(*last+1, to) - from))
 	}
-	rows, err := conn.Query(ctx, `SELECT seq, type, time, data, source_event_seqs, surface_op, ignorable FROM `+id+`.events WHERE session_id = $1 ORDER BY seq`, sessionID)
+	rows, err := conn.Query(ctx, `SELECT seq, type, time, data, source_event_seqs, surface_op, ignorable FROM `+id+`.events WHERE session_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq`, sessionID, from, to)
 	if err != nil {
 		return d.Log(), ioError(err, "read the events of session %q", sessionID)
 	}
@@ -316,7 +337,21 @@ func (p *Postgres) Header() Header { return p.header }
 
 // Events implements Store: the events loaded at open, until Resume hands
 // them to the session.
-func (p *Postgres) Events() []event.Event { return p.log.Events() }
+// A store opened from a checkpoint reads the events it covers first.
+func (p *Postgres) Events() []event.Event {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.restore == nil || p.log == nil {
+		return p.log.Events()
+	}
+	ctx, cancel := pgCtx(context.Background())
+	defer cancel()
+	prefix, err := readPostgresRange(ctx, p.conn, p.schema, p.header.ID, 0, p.covered)
+	if err != nil {
+		return p.log.Events()
+	}
+	return append(prefix.Events(), p.log.Events()...)
+}
 
 func (p *Postgres) takeLog() *event.Log { return p.log }
 func (p *Postgres) releaseLog()         { p.log = nil }
@@ -326,7 +361,11 @@ func (p *Postgres) location(index int) string {
 }
 
 // Report implements Store.
-func (p *Postgres) Report() LoadReport { return LoadReport{Events: p.loaded} }
+func (p *Postgres) Report() LoadReport {
+	r := p.cpReport
+	r.Events = p.loaded
+	return r
+}
 
 // Append implements Store: one INSERT for one event, one transaction for
 // several (STORE-17), acknowledged once committed. When another writer

@@ -3,12 +3,9 @@
 package persist
 
 import (
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/session"
@@ -31,17 +28,6 @@ const checkpointSchema = `CREATE TABLE IF NOT EXISTS checkpoints (
 // covers, and its surface's rows); the rows it covers are not read.
 func WithSQLiteCheckpoints(every int) SQLiteOption {
 	return func(s *SQLite) { s.cpEvery = max(every, 1) }
-}
-
-// rowDigest is the SHA-256 of an event row's columns, each with its length
-// before it.
-func rowDigest(typ, data, sources, op []byte, time int64) string {
-	h := sha256.New()
-	for _, c := range [][]byte{typ, []byte(strconv.FormatInt(time, 10)), data, sources, op} {
-		fmt.Fprintf(h, "%d:", len(c))
-		h.Write(c)
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // readRow reads the row of event seq: its digest and the event.

@@ -1,0 +1,167 @@
+package persist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/session"
+)
+
+// pgCheckpoints is the table of the Postgres store's checkpoints
+// (STORE-18), as the SQLite store's; other readers ignore it.
+const pgCheckpoints = `CREATE TABLE IF NOT EXISTS %[1]s.checkpoints (
+  session_id TEXT PRIMARY KEY REFERENCES %[1]s.sessions(id) ON DELETE CASCADE,
+  state      TEXT NOT NULL
+)`
+
+// WithPostgresCheckpoints makes the Postgres store keep a checkpoint of
+// the session in the table checkpoints of its schema (STORE-18), as
+// WithSQLiteCheckpoints does.
+func WithPostgresCheckpoints(every int) PostgresOption {
+	return func(p *Postgres) { p.cpEvery = max(every, 1) }
+}
+
+// readRow reads the row of event seq: its digest and, into d, the event.
+func (p *Postgres) readRow(ctx context.Context, d *event.Decoder, seq int64) (string, error) {
+	var typ, data, sources, op []byte
+	var t int64
+	var ignorable bool
+	err := p.conn.QueryRow(ctx, `SELECT type, time, data, source_event_seqs, surface_op, ignorable FROM `+p.ident()+`.events WHERE session_id = $1 AND seq = $2`, p.header.ID, seq).
+		Scan(&typ, &t, &data, &sources, &op, &ignorable)
+	if err != nil {
+		return "", err
+	}
+	if d != nil {
+		d.DecodeParts(typ, seq, t, data, sources, op, ignorable)
+	}
+	return rowDigest(typ, data, sources, op, t), nil
+}
+
+// writeCheckpoint is the session's checkpoint writer.
+func (p *Postgres) writeCheckpoint(cp session.Checkpoint) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || p.broken != nil || p.pending || cp.Events > p.next || cp.Events < 0 {
+		return
+	}
+	ctx, cancel := pgCtx(context.Background())
+	defer cancel()
+	f := checkpointFile{Format: CheckpointFormat, Version: CheckpointVersion, Session: p.header.ID, Events: cp.Events,
+		NextLabel: cp.NextLabel, Generation: cp.Generation, Ledger: cp.Ledger, Nodes: make([]checkpointRef, 0, len(cp.Surface))}
+	if cp.Events > 0 {
+		digest, err := p.readRow(ctx, nil, cp.Events-1)
+		if err != nil {
+			return
+		}
+		f.Last = &checkpointLine{SHA256: digest}
+	}
+	for _, n := range cp.Surface {
+		f.Nodes = append(f.Nodes, checkpointRef{Seq: n.Seq, Label: n.Label})
+	}
+	b, err := encodeCheckpoint(f)
+	if err != nil {
+		return
+	}
+	p.conn.Exec(ctx, `INSERT INTO `+p.ident()+`.checkpoints (session_id, state) VALUES ($1, $2) ON CONFLICT (session_id) DO UPDATE SET state = EXCLUDED.state`, p.header.ID, string(b))
+}
+
+// loadFromCheckpoint opens the session from its checkpoint row (see the
+// SQLite store's).
+func (p *Postgres) loadFromCheckpoint(ctx context.Context) bool {
+	f, nodes, err := p.openCheckpoint(ctx)
+	if err != nil {
+		if !errors.Is(err, pgx.ErrNoRows) {
+			p.cpReport.CheckpointIgnored = err.Error()
+		}
+		return false
+	}
+	tail, err := readPostgresRange(ctx, p.conn, p.schema, p.header.ID, f.Events, 1<<62)
+	if err != nil {
+		p.cpReport.CheckpointIgnored = err.Error()
+		return false
+	}
+	cp := session.Checkpoint{Events: f.Events, NextLabel: f.NextLabel, Generation: f.Generation, Ledger: f.Ledger, Surface: make([]session.CheckpointNode, len(f.Nodes))}
+	for i, n := range f.Nodes {
+		cp.Surface[i] = session.CheckpointNode{Seq: n.Seq, Label: n.Label}
+	}
+	p.log, p.loaded, p.covered = tail, int(f.Events)+tail.Len(), f.Events
+	p.restore = &restoreFrom{cp: cp, nodes: nodes}
+	p.cpReport.CheckpointEvents = int(f.Events)
+	return true
+}
+
+// openCheckpoint reads the checkpoint row and checks it against the rows.
+func (p *Postgres) openCheckpoint(ctx context.Context) (checkpointFile, []event.Event, error) {
+	var state string
+	if err := p.conn.QueryRow(ctx, `SELECT state FROM `+p.ident()+`.checkpoints WHERE session_id = $1`, p.header.ID).Scan(&state); err != nil {
+		return checkpointFile{}, nil, err
+	}
+	f, err := decodeCheckpoint([]byte(state))
+	if err != nil {
+		return f, nil, err
+	}
+	if f.Session != p.header.ID || f.Events < 0 {
+		return f, nil, fmt.Errorf("it is of session %q, %d events", f.Session, f.Events)
+	}
+	var d event.Decoder
+	if f.Events > 0 {
+		if f.Last == nil {
+			return f, nil, errors.New("it names no last row")
+		}
+		digest, err := p.readRow(ctx, nil, f.Events-1)
+		if err != nil || digest != f.Last.SHA256 {
+			return f, nil, fmt.Errorf("its last row (event %d) is not the log's", f.Events-1)
+		}
+	} else if len(f.Nodes) > 0 {
+		return f, nil, errors.New("it covers no event but has a surface")
+	}
+	for _, n := range f.Nodes {
+		if n.Seq < 0 || n.Seq >= f.Events {
+			return f, nil, fmt.Errorf("its node %d is not an event it covers", n.Seq)
+		}
+		if _, err := p.readRow(ctx, &d, n.Seq); err != nil {
+			return f, nil, fmt.Errorf("its node %d: %v", n.Seq, err)
+		}
+	}
+	return f, d.Log().Events(), nil
+}
+
+// takeRestore implements checkpointed.
+func (p *Postgres) takeRestore() (*restoreFrom, func() (*event.Log, error)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.restore == nil {
+		return nil, nil
+	}
+	covered := p.covered
+	return p.restore, func() (*event.Log, error) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		ctx, cancel := pgCtx(context.Background())
+		defer cancel()
+		return readPostgresRange(ctx, p.conn, p.schema, p.header.ID, 0, covered)
+	}
+}
+
+// loadWhole implements checkpointed.
+func (p *Postgres) loadWhole() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.restore == nil {
+		return nil
+	}
+	p.restore, p.covered = nil, 0
+	p.cpReport = LoadReport{CheckpointIgnored: "the session could not resume from it"}
+	ctx, cancel := pgCtx(context.Background())
+	defer cancel()
+	l, err := readPostgresLog(ctx, p.conn, p.schema, p.header.ID)
+	p.log, p.loaded = l, l.Len()
+	return err
+}
+
+// checkpointEvery implements checkpointed.
+func (p *Postgres) checkpointEvery() int { return p.cpEvery }
