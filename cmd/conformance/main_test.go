@@ -288,4 +288,15 @@ func TestValidateCheckpoint(t *testing.T) {
 	if code, out := call("validate", path); code != 0 || !strings.Contains(out, "checkpoint ignored") {
 		t.Fatalf("validate with a torn checkpoint: %d\n%s", code, out)
 	}
+	if !persist.SQLiteAvailable {
+		return
+	}
+	db := filepath.Join(t.TempDir(), "cp.db")
+	sq, _ := persist.OpenSQLite(ctx, db, persist.Header{ID: "c"}, persist.WithSQLiteCheckpoints(1))
+	s, _, _ = persist.Resume(ctx, sq)
+	s.Append(ctx, event.Raw{Type: event.TypeTodoWrite, Data: json.RawMessage(`{"todos":[]}`)})
+	s.Close(ctx)
+	if code, out := call("validate", db); code != 0 || !strings.Contains(out, `session "c": checkpoint of 1 events OK`) {
+		t.Fatalf("validate a SQLite session with a checkpoint: %d\n%s", code, out)
+	}
 }

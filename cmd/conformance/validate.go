@@ -180,6 +180,11 @@ func (v *validator) validatePath(path string) int {
 // (STORE-18): one a resume would use must be true of the log.
 func (v *validator) checkCheckpoint(path string, events []event.Event) int {
 	c, err := persist.CheckJSONLCheckpoint(path, events)
+	return v.reportCheckpoint(path, c, err)
+}
+
+// reportCheckpoint says what the check of a log's checkpoint found.
+func (v *validator) reportCheckpoint(path string, c persist.CheckpointCheck, err error) int {
 	switch {
 	case err != nil:
 		fmt.Fprintf(v.out, "%s: INVALID %s\n", path, err)
@@ -220,7 +225,7 @@ func (v *validator) validateSQLite(path string) int {
 			return nil, err
 		}
 		return events, persist.CheckSeedLength(h, len(events))
-	})
+	}, func(id string, events []event.Event) (persist.CheckpointCheck, error) { return r.Checkpoint(id, events) })
 }
 
 // validatePostgres checks the sessions of a Postgres store's database.
@@ -238,12 +243,15 @@ func (v *validator) validatePostgres(url string) int {
 	}
 	return v.validateSessions(name, ids, func(id string) ([]event.Event, error) {
 		return persist.ReadPostgres(url, id, persist.WithPostgresSchema(pgSchema))
+	}, func(id string, events []event.Event) (persist.CheckpointCheck, error) {
+		return persist.CheckPostgresCheckpoint(url, id, events, persist.WithPostgresSchema(pgSchema))
 	})
 }
 
 // validateSessions checks the sessions ids of the database name, or only
-// sessionID when it is set, reading each with read.
-func (v *validator) validateSessions(name string, ids []string, read func(id string) ([]event.Event, error)) int {
+// sessionID when it is set, reading each with read, and its checkpoint, if
+// any, with checkpoint (STORE-18).
+func (v *validator) validateSessions(name string, ids []string, read func(id string) ([]event.Event, error), checkpoint func(id string, events []event.Event) (persist.CheckpointCheck, error)) int {
 	prog, stdout := v.prog, v.out
 	return validateSessionsWith(name, ids, v.sessionID, func(id, label string) int {
 		prog.phase("reading "+label, -1)
@@ -252,7 +260,11 @@ func (v *validator) validateSessions(name string, ids []string, read func(id str
 			fmt.Fprintf(stdout, "%s: INVALID %s\n", label, err)
 			return exitFor(err)
 		}
-		return v.checkLog(label, events, "")
+		if status := v.checkLog(label, events, ""); status != validOK {
+			return status
+		}
+		c, err := checkpoint(id, events)
+		return v.reportCheckpoint(label, c, err)
 	}, stdout)
 }
 

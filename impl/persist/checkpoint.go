@@ -455,19 +455,66 @@ func CheckJSONLCheckpoint(path string, events []event.Event, opts ...session.Opt
 			return bad("the line of node %d is not at byte %d", n.Seq, n.Offset)
 		}
 	}
+	if err := checkState(f, events, opts); err != nil {
+		return bad("%v", err)
+	}
+	return out, nil
+}
+
+// checkState compares the state checkpoint f holds with the state a
+// replay of the events it covers derives (opts: the session's options).
+func checkState(f checkpointFile, events []event.Event, opts []session.Option) error {
+	if f.Events > int64(len(events)) {
+		return fmt.Errorf("it covers %d events of %d", f.Events, len(events))
+	}
 	s, err := session.Seed(events[:f.Events], opts...)
 	if err != nil {
-		return bad("its events do not replay: %v", err)
+		return fmt.Errorf("its events do not replay: %v", err)
 	}
 	want := s.Checkpoint()
-	got := session.Checkpoint{Events: f.Events, NextLabel: f.NextLabel, Generation: f.Generation, Ledger: f.Ledger}
+	got := session.Checkpoint{Events: f.Events, NextLabel: f.NextLabel, Generation: f.Generation, Ledger: f.Ledger, Surface: []session.CheckpointNode{}}
 	for _, n := range f.Nodes {
 		got.Surface = append(got.Surface, session.CheckpointNode{Seq: n.Seq, Label: n.Label})
 	}
 	gb, _ := json.Marshal(got)
 	wb, _ := json.Marshal(want)
 	if string(gb) != string(wb) {
-		return bad("its state is not the replay's:\n got %s\nwant %s", gb, wb)
+		return fmt.Errorf("its state is not the replay's:\n got %s\nwant %s", gb, wb)
+	}
+	return nil
+}
+
+// checkRows is what a database store's validator does with its checkpoint
+// row (STORE-18): the checks a resume makes (row reads the digest of the
+// row of a seq, and fails when there is none), then the state against a
+// replay of events.
+func checkRows(name, state string, id string, events []event.Event, row func(seq int64) (string, error), opts []session.Option) (CheckpointCheck, error) {
+	out := CheckpointCheck{Found: true}
+	f, err := decodeCheckpoint([]byte(state))
+	if err == nil && (f.Session != id || f.Events < 0) {
+		err = fmt.Errorf("it is of session %q, %d events", f.Session, f.Events)
+	}
+	if err == nil && f.Events > 0 {
+		digest, rerr := row(f.Events - 1)
+		if rerr != nil || f.Last == nil || digest != f.Last.SHA256 {
+			err = fmt.Errorf("its last row (event %d) is not the log's", f.Events-1)
+		}
+	}
+	for _, n := range f.Nodes {
+		if err != nil {
+			break
+		}
+		if _, rerr := row(n.Seq); rerr != nil || n.Seq >= f.Events {
+			err = fmt.Errorf("its node %d is not a row it covers", n.Seq)
+		}
+	}
+	if err != nil {
+		out.Ignored = err.Error()
+		return out, nil
+	}
+	out.Events = int(f.Events)
+	if err := checkState(f, events, opts); err != nil {
+		return out, event.Errorf(event.CodePersistCheckpointUnusable, -1, "%s: the checkpoint a resume would use is not true of the log: %v", name, err)
 	}
 	return out, nil
 }

@@ -3,13 +3,18 @@ package persist
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/internal/pgtest"
 	"github.com/surfacelog/surface/internal/traffic"
 )
 
@@ -134,4 +139,120 @@ func TestCheckJSONLCheckpoint(t *testing.T) {
 			t.Fatalf("no checkpoint: %+v, %v", c, err)
 		}
 	})
+}
+
+// TestCheckDatabaseCheckpoint: the validator's check of a database
+// store's checkpoint row (STORE-18), SQLite and Postgres: a true one
+// passes, one whose state is not the replay's (its checksum made right)
+// fails, a torn one and one whose last row changed are only ignored, as a
+// resume ignores them.
+func TestCheckDatabaseCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	type db struct {
+		name  string
+		open  func() (Store, error)
+		check func(events []event.Event) (CheckpointCheck, error)
+		get   func() string
+		put   func(string)
+		exec  func(q string)
+	}
+	var dbs []db
+	if SQLiteAvailable {
+		path := filepath.Join(t.TempDir(), "c.db")
+		dbs = append(dbs, db{name: "sqlite",
+			open: func() (Store, error) { return OpenSQLite(ctx, path, Header{ID: "s"}, WithSQLiteCheckpoints(50)) },
+			check: func(events []event.Event) (CheckpointCheck, error) {
+				r, err := OpenSQLiteReader(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				return r.Checkpoint("s", events)
+			},
+			get: func() string { return string(sqliteCheckpoints.get(path)) },
+			put: func(s string) { sqliteCheckpoints.put(path, []byte(s)) },
+			exec: func(q string) {
+				withDB(path, func(d *sql.DB) {
+					if _, err := d.Exec(q); err != nil {
+						t.Fatal(err)
+					}
+				})
+			},
+		})
+	}
+	if url := os.Getenv("SURFACE_PG_URL"); url != "" || os.Getenv("CI") == "true" {
+		url = pgtest.URL(t)
+		schema := pgtest.Schema("cpcheck")
+		cs := postgresCheckpoints(url)
+		fake := filepath.Join("/", strings.TrimPrefix(schema, "cp_"), "pg") // pgSchemaOf(fake) == "cp_" + schema
+		dbs = append(dbs, db{name: "postgres",
+			open: func() (Store, error) {
+				return OpenPostgres(ctx, url, Header{ID: "s"}, WithPostgresSchema(pgSchemaOf(fake)), WithPostgresCheckpoints(50))
+			},
+			check: func(events []event.Event) (CheckpointCheck, error) {
+				return CheckPostgresCheckpoint(url, "s", events, WithPostgresSchema(pgSchemaOf(fake)))
+			},
+			get: func() string { return string(cs.get(fake)) },
+			put: func(s string) { cs.put(fake, []byte(s)) },
+			exec: func(q string) {
+				conn, err := pgx.Connect(ctx, url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close(ctx)
+				if _, err := conn.Exec(ctx, strings.ReplaceAll(q, "events", pgx.Identifier{pgSchemaOf(fake)}.Sanitize()+".events")); err != nil {
+					t.Fatal(err)
+				}
+			},
+		})
+		defer cs.drop(fake)
+	}
+	for _, d := range dbs {
+		t.Run(d.name, func(t *testing.T) {
+			st, err := d.open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, _, err := Resume(ctx, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := traffic.New(s).Append(300); err != nil {
+				t.Fatal(err)
+			}
+			s.Repair(ctx)
+			events := s.Events()
+			s.Close(ctx)
+			if c, err := d.check(events); err != nil || !c.Found || c.Ignored != "" || c.Events != len(events) {
+				t.Fatalf("a true checkpoint: %+v, %v", c, err)
+			}
+			good := d.get()
+			f, err := decodeCheckpoint([]byte(good))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.NextLabel++
+			b, _ := encodeCheckpoint(f)
+			d.put(string(b))
+			if _, err := d.check(events); !errors.Is(err, event.CodePersistCheckpointUnusable) {
+				t.Fatalf("a state that is not the replay's: %v", err)
+			}
+			d.put(good[:len(good)/2])
+			if c, err := d.check(events); err != nil || c.Ignored == "" {
+				t.Fatalf("a torn checkpoint: %+v, %v", c, err)
+			}
+			d.put(good)
+			d.exec(fmt.Sprintf(`UPDATE events SET time = time + 1 WHERE session_id = 's' AND seq = %d`, len(events)-1))
+			if c, err := d.check(events); err != nil || c.Ignored == "" {
+				t.Fatalf("a checkpoint whose last row changed: %+v, %v", c, err)
+			}
+			if st, err := d.open(); err != nil {
+				t.Fatal(err)
+			} else if r := st.Report(); r.CheckpointEvents != 0 || r.CheckpointIgnored == "" {
+				t.Fatalf("a resume used a checkpoint whose last row changed: %+v", r)
+			} else {
+				st.Close(ctx)
+			}
+		})
+	}
 }

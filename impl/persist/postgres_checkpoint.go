@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -27,10 +28,16 @@ func WithPostgresCheckpoints(every int) PostgresOption {
 
 // readRow reads the row of event seq: its digest and, into d, the event.
 func (p *Postgres) readRow(ctx context.Context, d *event.Decoder, seq int64) (string, error) {
+	return pgRow(ctx, p.conn, p.ident(), p.header.ID, seq, d)
+}
+
+// pgRow reads the row of event seq of session id in the schema ident (see
+// readRow).
+func pgRow(ctx context.Context, conn *pgx.Conn, ident, id string, seq int64, d *event.Decoder) (string, error) {
 	var typ, data, sources, op []byte
 	var t int64
 	var ignorable bool
-	err := p.conn.QueryRow(ctx, `SELECT type, time, data, source_event_seqs, surface_op, ignorable FROM `+p.ident()+`.events WHERE session_id = $1 AND seq = $2`, p.header.ID, seq).
+	err := conn.QueryRow(ctx, `SELECT type, time, data, source_event_seqs, surface_op, ignorable FROM `+ident+`.events WHERE session_id = $1 AND seq = $2`, id, seq).
 		Scan(&typ, &t, &data, &sources, &op, &ignorable)
 	if err != nil {
 		return "", err
@@ -39,6 +46,27 @@ func (p *Postgres) readRow(ctx context.Context, d *event.Decoder, seq int64) (st
 		d.DecodeParts(typ, seq, t, data, sources, op, ignorable)
 	}
 	return rowDigest(typ, data, sources, op, t), nil
+}
+
+// CheckPostgresCheckpoint checks the checkpoint of session id in the
+// database at url (schema "surface" unless given), if it keeps one
+// (STORE-18), against events, the session's events as the validator read
+// them: see CheckJSONLCheckpoint.
+func CheckPostgresCheckpoint(url, id string, events []event.Event, opts ...PostgresOption) (CheckpointCheck, error) {
+	var out CheckpointCheck
+	var cerr error
+	err := withReadConn(url, opts, func(ctx context.Context, p *Postgres) error {
+		var state string
+		if p.conn.QueryRow(ctx, `SELECT state FROM `+p.ident()+`.checkpoints WHERE session_id = $1`, id).Scan(&state) != nil {
+			return nil // no table, or no row: no checkpoint
+		}
+		out, cerr = checkRows("Postgres session "+strconv.Quote(id), state, id, events, func(seq int64) (string, error) { return pgRow(ctx, p.conn, p.ident(), id, seq, nil) }, nil)
+		return nil
+	})
+	if err != nil {
+		return out, err
+	}
+	return out, cerr
 }
 
 // writeCheckpoint is the session's checkpoint writer.

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/session"
@@ -30,11 +31,16 @@ func WithSQLiteCheckpoints(every int) SQLiteOption {
 	return func(s *SQLite) { s.cpEvery = max(every, 1) }
 }
 
-// readRow reads the row of event seq: its digest and the event.
+// readRow reads the row of event seq: its digest and, into d, the event.
 func (s *SQLite) readRow(d *event.Decoder, seq int64) (string, error) {
+	return sqliteRow(s.db, s.header.ID, seq, d)
+}
+
+// sqliteRow reads the row of event seq of session id (see readRow).
+func sqliteRow(db *sql.DB, id string, seq int64, d *event.Decoder) (string, error) {
 	var typ, data, sources, op []byte
 	var time int64
-	err := s.db.QueryRow(`SELECT type, time, data, source_event_seqs, surface_op FROM events WHERE session_id = ? AND seq = ?`, s.header.ID, seq).
+	err := db.QueryRow(`SELECT type, time, data, source_event_seqs, surface_op FROM events WHERE session_id = ? AND seq = ?`, id, seq).
 		Scan(&typ, &time, &data, &sources, &op)
 	if err != nil {
 		return "", err
@@ -43,6 +49,21 @@ func (s *SQLite) readRow(d *event.Decoder, seq int64) (string, error) {
 		d.DecodeParts(typ, seq, time, data, sources, op, false)
 	}
 	return rowDigest(typ, data, sources, op, time), nil
+}
+
+// Checkpoint checks the checkpoint of session id, if the database keeps
+// one (STORE-18), against events, the session's events as the validator
+// read them: see CheckJSONLCheckpoint.
+func (r *SQLiteReader) Checkpoint(id string, events []event.Event, opts ...session.Option) (CheckpointCheck, error) {
+	if r.db == nil {
+		return CheckpointCheck{}, nil
+	}
+	var state string
+	err := r.db.QueryRow(`SELECT state FROM checkpoints WHERE session_id = ?`, id).Scan(&state)
+	if err != nil { // no table, or no row: no checkpoint
+		return CheckpointCheck{}, nil
+	}
+	return checkRows(r.path+" session "+strconv.Quote(id), state, id, events, func(seq int64) (string, error) { return sqliteRow(r.db, id, seq, nil) }, opts)
 }
 
 // writeCheckpoint is the session's checkpoint writer

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/session"
 )
 
 // SQLiteAvailable reports whether this build has the SQLite store: it
@@ -73,3 +74,8 @@ func (r *SQLiteReader) Close() error { return nil }
 
 // WithSQLiteCheckpoints is WithSQLiteCheckpoints of a cgo build.
 func WithSQLiteCheckpoints(every int) SQLiteOption { return func(*SQLite) {} }
+
+// Checkpoint finds no checkpoint in a build without cgo.
+func (r *SQLiteReader) Checkpoint(id string, events []event.Event, opts ...session.Option) (CheckpointCheck, error) {
+	return CheckpointCheck{}, nil
+}
