@@ -23,6 +23,7 @@ trap 'rm -f "$tmp"' EXIT
   bench impl/session '^(BenchmarkAppendDerive|BenchmarkReplace)$/^impl$/^(1000|1000000)$' 2000x
   bench impl/compaction '^BenchmarkCompactPerNode$' 200x
   bench impl/persist '^BenchmarkResumeVsFloor$' 3x
+  bench impl/persist '^BenchmarkResumeCheckpoint$/^(100000|1000000)/' 3x
   bench impl/persist '^BenchmarkGroupCommit$' 5x
   bench cmd/conformance '^BenchmarkValidate$/^(100000|1000000)/interleaved$' 3x
 } | tee "$tmp"

@@ -41,6 +41,16 @@
 // header promises more events than it holds is refused with
 // persist.fork_incomplete.
 //
+// Checkpoints (STORE-18): WithCheckpoints (JSONL: PATH.checkpoint),
+// WithSQLiteCheckpoints and WithPostgresCheckpoints (a table checkpoints)
+// keep the session's derived state beside its log, written at turn ends
+// and at Close. Opening the store checks the checkpoint against the log
+// (the last line or row it covers, the surface's lines or rows) and reads
+// only the events after it; one that does not match is ignored
+// (LoadReport.CheckpointIgnored), so a checkpoint makes a resume faster,
+// never different. CheckJSONLCheckpoint, SQLiteReader.Checkpoint and
+// CheckPostgresCheckpoint check one against a replay of the whole log.
+//
 // Postgres: when the connection dies, appends fail with persist.closed;
 // reopen the store with OpenPostgres and Resume it to go on from what was
 // committed.

@@ -91,6 +91,42 @@ func ExampleFork() {
 	// child: 3 events, next turn 2 ; header: 3 inherited
 }
 
+// A store that keeps a checkpoint beside the log (STORE-18): the next
+// resume reads the checkpoint, the surface's own events and what came
+// after it, not every event; the log's old events are read back only when
+// something asks for them (Events, Provenance, Fork).
+func ExampleWithCheckpoints() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	path := filepath.Join(dir, "s.jsonl")
+	st, _ := persist.OpenJSONL(ctx, path, persist.Header{ID: "s"}, persist.WithCheckpoints(1000))
+	s, _, _ := persist.Resume(ctx, st)
+	for turn := int64(1); turn <= 3; turn++ {
+		s.Append(ctx, event.TurnStartData{Turn: turn, Trigger: json.RawMessage(`{"kind":"message"}`)})
+		s.Append(ctx, event.UserMessageData{Content: text(fmt.Sprint("question ", turn)), Source: json.RawMessage(`{"kind":"user"}`)}, event.AppendIntent())
+		s.Append(ctx, event.TurnEndData{Turn: turn, Reason: json.RawMessage(`{"kind":"completed"}`)})
+	}
+	s.Close(ctx) // writes a checkpoint of the whole log
+
+	st, err := persist.OpenJSONL(ctx, path, persist.Header{ID: "s"}, persist.WithCheckpoints(1000))
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, report, err := persist.Resume(ctx, st)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close(ctx)
+	fmt.Println("events:", s.Len(), "; from the checkpoint:", report.CheckpointEvents, "; messages:", s.Messages().Len(), "; next turn:", s.NextTurn())
+	fmt.Println("events not read yet:", s.Restored())
+	fmt.Println("all events:", len(s.Events()), "; not read yet:", s.Restored())
+	// Output:
+	// events: 9 ; from the checkpoint: 9 ; messages: 3 ; next turn: 4
+	// events not read yet: 9
+	// all events: 9 ; not read yet: 0
+}
+
 // A PostgreSQL store shared by writers on many machines: one writer per
 // session (a second gets persist.locked), and a deadline on every call.
 func ExampleOpenPostgres() {
