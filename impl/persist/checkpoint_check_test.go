@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/session"
 	"github.com/surfacelog/surface/internal/pgtest"
 	"github.com/surfacelog/surface/internal/traffic"
 )
@@ -254,5 +255,47 @@ func TestCheckDatabaseCheckpoint(t *testing.T) {
 				st.Close(ctx)
 			}
 		})
+	}
+}
+
+// TestCheckpointFallback: a resume that cannot use the checkpoint the
+// store was opened from (strict mode replays every event) reads the whole
+// log and says so; the session is the one a resume without checkpoints
+// gives, and a torn tail found at open is still cut before the next append.
+func TestCheckpointFallback(t *testing.T) {
+	ctx := context.Background()
+	path, _ := checkpointedLog(t, 300)
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"type":"todo/wr`) // a torn last line
+	f.Close()
+	st, err := OpenJSONL(ctx, path, Header{ID: "s"}, WithCheckpoints(50))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := st.Report(); r.CheckpointEvents == 0 || r.Quarantine == "" {
+		t.Fatalf("open: %+v", r)
+	}
+	s, report, err := Resume(ctx, st, session.WithStrict())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.CheckpointEvents != 0 || report.CheckpointIgnored == "" || report.Quarantine == "" || s.Restored() != 0 {
+		t.Fatalf("strict resume from a checkpoint: %+v, %d not read", report, s.Restored())
+	}
+	got := deriveOf(t, s.Session)
+	if _, err := s.Append(ctx, event.Raw{Type: event.TypeTodoWrite, Data: []byte(`{"todos":[]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close(ctx)
+	_, events, torn, err := ReadJSONL(path)
+	if err != nil || torn != 0 {
+		t.Fatalf("after the append: torn %d, %v", torn, err)
+	}
+	replay, err := session.Seed(events[:len(events)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := deriveOf(t, replay); got != want {
+		t.Fatalf("strict resume:\n got %s\nwant %s", got, want)
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"database/sql"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -20,6 +22,7 @@ import (
 	"github.com/surfacelog/surface/impl/session"
 	"github.com/surfacelog/surface/internal/ops"
 	"github.com/surfacelog/surface/internal/pgtest"
+	"github.com/surfacelog/surface/internal/traffic"
 )
 
 // derived is what a session answers without reading its log's old events:
@@ -484,5 +487,95 @@ func cutLog(t fataler, path string, keep int) {
 	}
 	if err := os.WriteFile(path, b[:end], 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCheckpointReadersDuringAppends: a session resumed from a checkpoint
+// is read from several goroutines while one appends (checkpoints written
+// on the way) and another asks for what reads the old events back (Events,
+// Provenance, TurnEnd): every reader sees a log that only grows, and the
+// session ends equal to a replay of its store. Run with -race.
+func TestCheckpointReadersDuringAppends(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	open := func() *Session {
+		st, err := OpenJSONL(ctx, path, Header{ID: "r"}, WithCheckpoints(5), WithSync(SyncNever))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _, err := Resume(ctx, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := open()
+	if err := traffic.New(s).Append(400); err != nil {
+		t.Fatal(err)
+	}
+	s.Close(ctx)
+	s = open()
+	if s.Restored() == 0 {
+		t.Fatal("the session did not resume from its checkpoint")
+	}
+	done := make(chan struct{})
+	errs := make(chan string, 16)
+	var wg sync.WaitGroup
+	for r := 0; r < 3; r++ {
+		wg.Add(1)
+		go func(r int) {
+			defer wg.Done()
+			last := 0
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				n := s.Len()
+				if n < last {
+					errs <- fmt.Sprintf("reader %d: the log shrank from %d to %d", r, last, n)
+					return
+				}
+				last = n
+				_ = s.Messages().Len()
+				_ = s.Tokens()
+				_ = s.PendingCalls()
+				if r == 0 && n%7 == 0 {
+					if len(s.Events()) < n {
+						errs <- fmt.Sprintf("Events holds fewer than %d events", n)
+						return
+					}
+					s.Provenance(int64(n - 1))
+					s.TurnEnd(1)
+				}
+			}
+		}(r)
+	}
+	if err := traffic.New(s).Append(300); err != nil {
+		t.Fatal(err)
+	}
+	close(done)
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	want := wireOf(t, s.Events())
+	got := deriveOf(t, s.Session)
+	s.Close(ctx)
+	_, events, _, err := ReadJSONL(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wireOf(t, events) != want {
+		t.Fatal("the store's log is not the session's")
+	}
+	replay, err := session.Seed(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := deriveOf(t, replay); d != got {
+		t.Fatalf("the session differs from a replay of its store:\n got %s\nwant %s", got, d)
 	}
 }
