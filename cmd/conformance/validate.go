@@ -225,7 +225,9 @@ func (v *validator) validateSQLite(path string) int {
 			return nil, err
 		}
 		return events, persist.CheckSeedLength(h, len(events))
-	}, func(id string, events []event.Event) (persist.CheckpointCheck, error) { return r.Checkpoint(id, events) })
+	}, func(id string, events []event.Event) (persist.CheckpointCheck, error) {
+		return r.Checkpoint(id, events)
+	})
 }
 
 // validatePostgres checks the sessions of a Postgres store's database.
