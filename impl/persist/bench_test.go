@@ -440,7 +440,7 @@ func rawSelect(b testing.TB, path string, n int) []rawRow {
 // and the tail.
 func BenchmarkResumeCheckpoint(b *testing.B) {
 	for _, size := range sizes {
-		for _, tail := range []int{0, 1000} {
+		for _, tail := range []int{0, 5000} {
 			if tail >= size {
 				continue
 			}

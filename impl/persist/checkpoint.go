@@ -299,7 +299,7 @@ func (j *JSONL) loadFromCheckpoint(size int64) (bool, error) {
 	sc := scanned{header: header, good: f.Offset, track: true, crc: f.PrefixCRC, base: int(f.Events)}
 	var d event.Decoder
 	tail := bufio.NewReaderSize(io.NewSectionReader(j.osFile, f.Offset, size-f.Offset), 64<<10)
-	serr := scanEvents(tail, &sc, &d, j.path, int(f.Events)+2, size-f.Offset)
+	serr := scanEvents(tail, &sc, &d, j.path, int(f.Events)+2, size)
 	sc.log = d.Log()
 	if serr != nil {
 		return true, serr

@@ -299,3 +299,42 @@ func TestCheckpointFallback(t *testing.T) {
 		t.Fatalf("strict resume:\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestCheckpointLongTail: a checkpoint followed by more events than the
+// decoder reads before it sizes its room (1024 lines, then from the bytes
+// left), the checkpoint covering more bytes than the tail holds: the
+// resume takes the checkpoint and reads the tail whole.
+func TestCheckpointLongTail(t *testing.T) {
+	ctx := context.Background()
+	path, events := checkpointedLog(t, 4000)
+	st, err := OpenJSONL(ctx, path, Header{ID: "s"}, WithSync(SyncNever)) // writes no checkpoint
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := Resume(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := traffic.New(s).Append(1100); err != nil {
+		t.Fatal(err)
+	}
+	s.Repair(ctx)
+	want := deriveOf(t, s.Session)
+	n := s.Len()
+	s.Close(ctx)
+	st, err = OpenJSONL(ctx, path, Header{ID: "s"}, WithCheckpoints(1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, report, err := Resume(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	if report.CheckpointEvents != len(events) || s.Len() != n {
+		t.Fatalf("resumed %d events, %d from the checkpoint (%q), want %d and %d", s.Len(), report.CheckpointEvents, report.CheckpointIgnored, n, len(events))
+	}
+	if got := deriveOf(t, s.Session); got != want {
+		t.Fatalf("after a long tail:\n got %s\nwant %s", got, want)
+	}
+}

@@ -353,7 +353,7 @@ func scanEvents(r *bufio.Reader, sc *scanned, d *event.Decoder, path string, lin
 			sc.good += int64(len(line))
 			if read == 1024 && size > 0 {
 				perLine := (sc.good - from) / 1024
-				more := int((size - sc.good) / max(perLine, 1) * 21 / 20)
+				more := max(int((size-sc.good)/max(perLine, 1)*21/20), 0)
 				d.Grow(more)
 				if sc.track {
 					sc.starts = slices.Grow(sc.starts, more)
