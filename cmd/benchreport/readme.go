@@ -74,6 +74,16 @@ func parseRun(r io.Reader) (run, error) {
 	return out, sc.Err()
 }
 
+// ratioText is a ratio with two decimals, or with two significant digits
+// when it is below 0.1 (a resume from a checkpoint is 0.0042x of a replay,
+// which two decimals would show as 0.00x).
+func ratioText(r float64) string {
+	if r > 0 && r < 0.1 {
+		return strconv.FormatFloat(r, 'g', 2, 64)
+	}
+	return strconv.FormatFloat(r, 'f', 2, 64)
+}
+
 // ratioUnit is a metric that is the ratio of two ways of doing one thing,
 // measured interleaved in one loop ("strict/loose", "resume/floor"), not
 // a quantity per something ("ns/op", "B/op", "ns/node").
@@ -115,7 +125,7 @@ func sectionText(r run) string {
 					figs = append(figs, fmt.Sprintf("%s %s", figure(res.metrics[o], o), o))
 				}
 			}
-			fmt.Fprintf(&b, "| `%s` | %s: %.2fx | %s |\n", res.name, u, res.metrics[u], strings.Join(figs, ", "))
+			fmt.Fprintf(&b, "| `%s` | %s: %sx | %s |\n", res.name, u, ratioText(res.metrics[u]), strings.Join(figs, ", "))
 		}
 	}
 	// Costs per unit of work other than an operation ("ns/node").
