@@ -304,15 +304,13 @@ func (j *JSONL) loadFromCheckpoint(size int64) (bool, error) {
 	if serr != nil {
 		return true, serr
 	}
-	cp := session.Checkpoint{Events: f.Events, NextLabel: f.NextLabel, Generation: f.Generation, Ledger: f.Ledger, Surface: make([]session.CheckpointNode, len(f.Nodes))}
 	j.cpLines = make(map[int64]lineRef, len(f.Nodes))
-	for i, n := range f.Nodes {
-		cp.Surface[i] = session.CheckpointNode{Seq: n.Seq, Label: n.Label}
+	for _, n := range f.Nodes {
 		j.cpLines[n.Seq] = lineRef{offset: n.Offset, length: n.Length}
 	}
 	j.header, j.log, j.size, j.next = sc.header, sc.log, sc.good, f.Events+int64(sc.log.Len())
 	j.starts, j.crc, j.lineBase, j.tracked = sc.starts, sc.crc, f.Events, true
-	j.restore = &restoreFrom{cp: cp, nodes: nodes}
+	j.restore = restoreOf(f, nodes)
 	j.report = LoadReport{Events: int(j.next), TornBytes: int64(len(sc.torn)), CheckpointEvents: int(f.Events)}
 	j.tornBytes = sc.torn
 	j.prefixEnd = f.Offset
@@ -484,30 +482,95 @@ func checkState(f checkpointFile, events []event.Event, opts []session.Option) e
 	return nil
 }
 
-// checkRows is what a database store's validator does with its checkpoint
-// row (STORE-18): the checks a resume makes (row reads the digest of the
-// row of a seq, and fails when there is none), then the state against a
-// replay of events.
-func checkRows(name, state string, id string, events []event.Event, row func(seq int64) (string, error), opts []session.Option) (CheckpointCheck, error) {
-	out := CheckpointCheck{Found: true}
+// rowReader reads the row of event seq of a database store: its digest
+// (rowDigest) and, when d is not nil, the event into d.
+type rowReader func(d *event.Decoder, seq int64) (string, error)
+
+// openRows checks a database store's checkpoint, state, against its rows
+// (STORE-18), as a resume does: its own checksum, format and version, the
+// session id, the digest of the last row it covers, and the rows of its
+// surface, whose events it returns.
+func openRows(state, id string, row rowReader) (checkpointFile, []event.Event, error) {
 	f, err := decodeCheckpoint([]byte(state))
-	if err == nil && (f.Session != id || f.Events < 0) {
-		err = fmt.Errorf("it is of session %q, %d events", f.Session, f.Events)
+	if err != nil {
+		return f, nil, err
 	}
-	if err == nil && f.Events > 0 {
-		digest, rerr := row(f.Events - 1)
-		if rerr != nil || f.Last == nil || digest != f.Last.SHA256 {
-			err = fmt.Errorf("its last row (event %d) is not the log's", f.Events-1)
+	if f.Session != id || f.Events < 0 {
+		return f, nil, fmt.Errorf("it is of session %q, %d events", f.Session, f.Events)
+	}
+	var d event.Decoder
+	if f.Events > 0 {
+		if f.Last == nil {
+			return f, nil, errors.New("it names no last row")
 		}
+		digest, err := row(nil, f.Events-1)
+		if err != nil || digest != f.Last.SHA256 {
+			return f, nil, fmt.Errorf("its last row (event %d) is not the log's", f.Events-1)
+		}
+	} else if len(f.Nodes) > 0 {
+		return f, nil, errors.New("it covers no event but has a surface")
 	}
 	for _, n := range f.Nodes {
-		if err != nil {
-			break
+		if n.Seq < 0 || n.Seq >= f.Events {
+			return f, nil, fmt.Errorf("its node %d is not an event it covers", n.Seq)
 		}
-		if _, rerr := row(n.Seq); rerr != nil || n.Seq >= f.Events {
-			err = fmt.Errorf("its node %d is not a row it covers", n.Seq)
+		if _, err := row(&d, n.Seq); err != nil {
+			return f, nil, fmt.Errorf("its node %d: %v", n.Seq, err)
 		}
 	}
+	return f, d.Log().Events(), nil
+}
+
+// rowState is the state column of a database store's checkpoint of cp
+// in session id: cp with the digest of its last row; false when that row
+// cannot be read.
+func rowState(cp session.Checkpoint, id string, row rowReader) (string, bool) {
+	f := checkpointFile{Format: CheckpointFormat, Version: CheckpointVersion, Session: id, Events: cp.Events,
+		NextLabel: cp.NextLabel, Generation: cp.Generation, Ledger: cp.Ledger, Nodes: make([]checkpointRef, 0, len(cp.Surface))}
+	if cp.Events > 0 {
+		digest, err := row(nil, cp.Events-1)
+		if err != nil {
+			return "", false
+		}
+		f.Last = &checkpointLine{SHA256: digest}
+	}
+	for _, n := range cp.Surface {
+		f.Nodes = append(f.Nodes, checkpointRef{Seq: n.Seq, Label: n.Label})
+	}
+	b, err := encodeCheckpoint(f)
+	return string(b), err == nil
+}
+
+// openFromRows is a database store's open from its checkpoint state: the
+// checks of openRows, then the events after it (tail reads the events
+// from a seq on).
+func openFromRows(state, id string, row rowReader, tail func(from int64) (*event.Log, error)) (*restoreFrom, *event.Log, error) {
+	f, nodes, err := openRows(state, id, row)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := tail(f.Events)
+	if err != nil {
+		return nil, nil, err
+	}
+	return restoreOf(f, nodes), l, nil
+}
+
+// restoreOf is what a store opened from checkpoint f hands to Resume.
+func restoreOf(f checkpointFile, nodes []event.Event) *restoreFrom {
+	cp := session.Checkpoint{Events: f.Events, NextLabel: f.NextLabel, Generation: f.Generation, Ledger: f.Ledger, Surface: make([]session.CheckpointNode, len(f.Nodes))}
+	for i, n := range f.Nodes {
+		cp.Surface[i] = session.CheckpointNode{Seq: n.Seq, Label: n.Label}
+	}
+	return &restoreFrom{cp: cp, nodes: nodes}
+}
+
+// checkRows is what a database store's validator does with its checkpoint
+// row (STORE-18): the checks a resume makes (openRows), then the state
+// against a replay of events.
+func checkRows(name, state, id string, events []event.Event, row rowReader, opts []session.Option) (CheckpointCheck, error) {
+	out := CheckpointCheck{Found: true}
+	f, _, err := openRows(state, id, row)
 	if err != nil {
 		out.Ignored = err.Error()
 		return out, nil

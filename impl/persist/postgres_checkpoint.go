@@ -2,8 +2,6 @@ package persist
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
@@ -60,7 +58,7 @@ func CheckPostgresCheckpoint(url, id string, events []event.Event, opts ...Postg
 		if p.conn.QueryRow(ctx, `SELECT state FROM `+p.ident()+`.checkpoints WHERE session_id = $1`, id).Scan(&state) != nil {
 			return nil // no table, or no row: no checkpoint
 		}
-		out, cerr = checkRows("Postgres session "+strconv.Quote(id), state, id, events, func(seq int64) (string, error) { return pgRow(ctx, p.conn, p.ident(), id, seq, nil) }, nil)
+		out, cerr = checkRows("Postgres session "+strconv.Quote(id), state, id, events, func(d *event.Decoder, seq int64) (string, error) { return pgRow(ctx, p.conn, p.ident(), id, seq, d) }, nil)
 		return nil
 	})
 	if err != nil {
@@ -78,84 +76,30 @@ func (p *Postgres) writeCheckpoint(cp session.Checkpoint) {
 	}
 	ctx, cancel := pgCtx(context.Background())
 	defer cancel()
-	f := checkpointFile{Format: CheckpointFormat, Version: CheckpointVersion, Session: p.header.ID, Events: cp.Events,
-		NextLabel: cp.NextLabel, Generation: cp.Generation, Ledger: cp.Ledger, Nodes: make([]checkpointRef, 0, len(cp.Surface))}
-	if cp.Events > 0 {
-		digest, err := p.readRow(ctx, nil, cp.Events-1)
-		if err != nil {
-			return
-		}
-		f.Last = &checkpointLine{SHA256: digest}
+	row := func(d *event.Decoder, seq int64) (string, error) { return p.readRow(ctx, d, seq) }
+	if state, ok := rowState(cp, p.header.ID, row); ok {
+		p.conn.Exec(ctx, `INSERT INTO `+p.ident()+`.checkpoints (session_id, state) VALUES ($1, $2) ON CONFLICT (session_id) DO UPDATE SET state = EXCLUDED.state`, p.header.ID, state)
 	}
-	for _, n := range cp.Surface {
-		f.Nodes = append(f.Nodes, checkpointRef{Seq: n.Seq, Label: n.Label})
-	}
-	b, err := encodeCheckpoint(f)
-	if err != nil {
-		return
-	}
-	p.conn.Exec(ctx, `INSERT INTO `+p.ident()+`.checkpoints (session_id, state) VALUES ($1, $2) ON CONFLICT (session_id) DO UPDATE SET state = EXCLUDED.state`, p.header.ID, string(b))
 }
 
 // loadFromCheckpoint opens the session from its checkpoint row (see the
 // SQLite store's).
 func (p *Postgres) loadFromCheckpoint(ctx context.Context) bool {
-	f, nodes, err := p.openCheckpoint(ctx)
-	if err != nil {
-		if !errors.Is(err, pgx.ErrNoRows) {
-			p.cpReport.CheckpointIgnored = err.Error()
-		}
-		return false
+	var state string
+	if err := p.conn.QueryRow(ctx, `SELECT state FROM `+p.ident()+`.checkpoints WHERE session_id = $1`, p.header.ID).Scan(&state); err != nil {
+		return false // no checkpoint
 	}
-	tail, err := readPostgresRange(ctx, p.conn, p.schema, p.header.ID, f.Events, 1<<62)
+	row := func(d *event.Decoder, seq int64) (string, error) { return p.readRow(ctx, d, seq) }
+	r, tail, err := openFromRows(state, p.header.ID, row, func(from int64) (*event.Log, error) {
+		return readPostgresRange(ctx, p.conn, p.schema, p.header.ID, from, 1<<62)
+	})
 	if err != nil {
 		p.cpReport.CheckpointIgnored = err.Error()
 		return false
 	}
-	cp := session.Checkpoint{Events: f.Events, NextLabel: f.NextLabel, Generation: f.Generation, Ledger: f.Ledger, Surface: make([]session.CheckpointNode, len(f.Nodes))}
-	for i, n := range f.Nodes {
-		cp.Surface[i] = session.CheckpointNode{Seq: n.Seq, Label: n.Label}
-	}
-	p.log, p.loaded, p.covered = tail, int(f.Events)+tail.Len(), f.Events
-	p.restore = &restoreFrom{cp: cp, nodes: nodes}
-	p.cpReport.CheckpointEvents = int(f.Events)
+	p.log, p.loaded, p.covered, p.restore = tail, int(r.cp.Events)+tail.Len(), r.cp.Events, r
+	p.cpReport.CheckpointEvents = int(r.cp.Events)
 	return true
-}
-
-// openCheckpoint reads the checkpoint row and checks it against the rows.
-func (p *Postgres) openCheckpoint(ctx context.Context) (checkpointFile, []event.Event, error) {
-	var state string
-	if err := p.conn.QueryRow(ctx, `SELECT state FROM `+p.ident()+`.checkpoints WHERE session_id = $1`, p.header.ID).Scan(&state); err != nil {
-		return checkpointFile{}, nil, err
-	}
-	f, err := decodeCheckpoint([]byte(state))
-	if err != nil {
-		return f, nil, err
-	}
-	if f.Session != p.header.ID || f.Events < 0 {
-		return f, nil, fmt.Errorf("it is of session %q, %d events", f.Session, f.Events)
-	}
-	var d event.Decoder
-	if f.Events > 0 {
-		if f.Last == nil {
-			return f, nil, errors.New("it names no last row")
-		}
-		digest, err := p.readRow(ctx, nil, f.Events-1)
-		if err != nil || digest != f.Last.SHA256 {
-			return f, nil, fmt.Errorf("its last row (event %d) is not the log's", f.Events-1)
-		}
-	} else if len(f.Nodes) > 0 {
-		return f, nil, errors.New("it covers no event but has a surface")
-	}
-	for _, n := range f.Nodes {
-		if n.Seq < 0 || n.Seq >= f.Events {
-			return f, nil, fmt.Errorf("its node %d is not an event it covers", n.Seq)
-		}
-		if _, err := p.readRow(ctx, &d, n.Seq); err != nil {
-			return f, nil, fmt.Errorf("its node %d: %v", n.Seq, err)
-		}
-	}
-	return f, d.Log().Events(), nil
 }
 
 // takeRestore implements checkpointed.

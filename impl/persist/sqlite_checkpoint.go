@@ -4,8 +4,6 @@ package persist
 
 import (
 	"database/sql"
-	"errors"
-	"fmt"
 	"strconv"
 
 	"github.com/surfacelog/surface/impl/event"
@@ -63,7 +61,7 @@ func (r *SQLiteReader) Checkpoint(id string, events []event.Event, opts ...sessi
 	if err != nil { // no table, or no row: no checkpoint
 		return CheckpointCheck{}, nil
 	}
-	return checkRows(r.path+" session "+strconv.Quote(id), state, id, events, func(seq int64) (string, error) { return sqliteRow(r.db, id, seq, nil) }, opts)
+	return checkRows(r.path+" session "+strconv.Quote(id), state, id, events, func(d *event.Decoder, seq int64) (string, error) { return sqliteRow(r.db, id, seq, d) }, opts)
 }
 
 // writeCheckpoint is the session's checkpoint writer
@@ -75,93 +73,29 @@ func (s *SQLite) writeCheckpoint(cp session.Checkpoint) {
 	if s.closed || s.broken != nil || s.pending || cp.Events > s.next || cp.Events < 0 {
 		return
 	}
-	f := checkpointFile{Format: CheckpointFormat, Version: CheckpointVersion, Session: s.header.ID, Events: cp.Events,
-		NextLabel: cp.NextLabel, Generation: cp.Generation, Ledger: cp.Ledger, Nodes: make([]checkpointRef, 0, len(cp.Surface))}
-	if cp.Events > 0 {
-		digest, err := s.readRow(nil, cp.Events-1)
-		if err != nil {
-			return
-		}
-		f.Last = &checkpointLine{SHA256: digest}
+	if state, ok := rowState(cp, s.header.ID, s.readRow); ok {
+		s.db.Exec(`INSERT OR REPLACE INTO checkpoints (session_id, state) VALUES (?, ?)`, s.header.ID, state)
 	}
-	for _, n := range cp.Surface {
-		f.Nodes = append(f.Nodes, checkpointRef{Seq: n.Seq, Label: n.Label})
-	}
-	b, err := encodeCheckpoint(f)
-	if err != nil {
-		return
-	}
-	s.db.Exec(`INSERT OR REPLACE INTO checkpoints (session_id, state) VALUES (?, ?)`, s.header.ID, string(b))
 }
 
 // loadFromCheckpoint opens the session from its checkpoint row: the rows
 // after it, and its surface's rows. It is false, having kept nothing,
 // when there is none or it does not match the rows (the report says why).
 func (s *SQLite) loadFromCheckpoint() bool {
-	f, nodes, err := s.openCheckpoint()
-	if err != nil {
-		if !errors.Is(err, sql.ErrNoRows) {
-			s.cpReport.CheckpointIgnored = err.Error()
-		}
-		return false
+	var state string
+	if err := s.db.QueryRow(`SELECT state FROM checkpoints WHERE session_id = ?`, s.header.ID).Scan(&state); err != nil {
+		return false // no checkpoint
 	}
-	tail, err := readSQLiteRange(s.db, s.header.ID, f.Events, 1<<62)
+	r, tail, err := openFromRows(state, s.header.ID, s.readRow, func(from int64) (*event.Log, error) {
+		return readSQLiteRange(s.db, s.header.ID, from, 1<<62)
+	})
 	if err != nil {
 		s.cpReport.CheckpointIgnored = err.Error()
 		return false
 	}
-	cp := session.Checkpoint{Events: f.Events, NextLabel: f.NextLabel, Generation: f.Generation, Ledger: f.Ledger, Surface: make([]session.CheckpointNode, len(f.Nodes))}
-	for i, n := range f.Nodes {
-		cp.Surface[i] = session.CheckpointNode{Seq: n.Seq, Label: n.Label}
-	}
-	s.log, s.loaded, s.covered = tail, int(f.Events)+tail.Len(), f.Events
-	s.restore = &restoreFrom{cp: cp, nodes: nodes}
-	s.cpReport.CheckpointEvents = int(f.Events)
+	s.log, s.loaded, s.covered, s.restore = tail, int(r.cp.Events)+tail.Len(), r.cp.Events, r
+	s.cpReport.CheckpointEvents = int(r.cp.Events)
 	return true
-}
-
-// openCheckpoint reads the checkpoint row and checks it against the rows
-// (STORE-18).
-func (s *SQLite) openCheckpoint() (checkpointFile, []event.Event, error) {
-	var state string
-	if err := s.db.QueryRow(`SELECT state FROM checkpoints WHERE session_id = ?`, s.header.ID).Scan(&state); err != nil {
-		return checkpointFile{}, nil, err
-	}
-	f, err := decodeCheckpoint([]byte(state))
-	if err != nil {
-		return f, nil, err
-	}
-	if f.Session != s.header.ID || f.Events < 0 {
-		return f, nil, fmt.Errorf("it is of session %q, %d events", f.Session, f.Events)
-	}
-	var last sql.NullInt64
-	if err := s.db.QueryRow(`SELECT MAX(seq) FROM events WHERE session_id = ?`, s.header.ID).Scan(&last); err != nil {
-		return f, nil, err
-	}
-	if f.Events > 0 && (!last.Valid || last.Int64 < f.Events-1) {
-		return f, nil, fmt.Errorf("it covers %d events of a log of %d", f.Events, last.Int64+1)
-	}
-	var d event.Decoder
-	if f.Events > 0 {
-		if f.Last == nil {
-			return f, nil, errors.New("it names no last row")
-		}
-		digest, err := s.readRow(nil, f.Events-1)
-		if err != nil || digest != f.Last.SHA256 {
-			return f, nil, fmt.Errorf("its last row (event %d) is not the log's", f.Events-1)
-		}
-	} else if len(f.Nodes) > 0 {
-		return f, nil, errors.New("it covers no event but has a surface")
-	}
-	for _, n := range f.Nodes {
-		if n.Seq < 0 || n.Seq >= f.Events {
-			return f, nil, fmt.Errorf("its node %d is not an event it covers", n.Seq)
-		}
-		if _, err := s.readRow(&d, n.Seq); err != nil {
-			return f, nil, fmt.Errorf("its node %d: %v", n.Seq, err)
-		}
-	}
-	return f, d.Log().Events(), nil
 }
 
 // takeRestore implements checkpointed.

@@ -161,28 +161,7 @@ func Restore(cp Checkpoint, nodes []event.Event, tail *event.Log, prefix func() 
 		return nil, unusable("its ledger: %v", err)
 	}
 	s.ledgerAt = s.base
-	events := tail.Events()
-	s.log = events[:0]
-	s.mgr.Grow(max(cap(events), withHeadroom(len(events))))
-	var i int
-	check := func(e *event.Event, want int64) *event.Error { return tail.Check(s.cfg.vocabulary, i, want) }
-	for i = range events {
-		if err := s.mgr.ValidateWith(s.log, &events[i], check); err != nil {
-			err.Index = i
-			return nil, err
-		}
-		s.log = s.log[:i+1]
-		if s.cfg.seedProgress != nil && (i+1)%65536 == 0 {
-			s.cfg.seedProgress(i+1, len(events))
-		}
-	}
-	if s.cfg.seedProgress != nil {
-		s.cfg.seedProgress(len(events), len(events))
-	}
-	if cap(s.log) < len(s.log)+len(s.log)/16+64 {
-		s.log = append(make([]event.Event, 0, withHeadroom(len(s.log))), s.log...)
-	}
-	if err := s.finishSeed(); err != nil {
+	if err := s.load(tail); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -299,6 +299,16 @@ func SeedJSON(lines []json.RawMessage, opts ...Option) (*Session, error) {
 // in one scan per event (impl/persist).
 func SeedLog(l *event.Log, opts ...Option) (*Session, error) {
 	s := New(opts...)
+	if err := s.load(l); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// load checks the events of l as the next events of the log, each with
+// every rule (SeedLog; Restore, after a checkpoint), and takes them
+// without copying.
+func (s *Session) load(l *event.Log) error {
 	events := l.Events()
 	s.log = events[:0]
 	s.mgr.Grow(max(cap(events), withHeadroom(len(events))))
@@ -308,10 +318,10 @@ func SeedLog(l *event.Log, opts ...Option) (*Session, error) {
 		e := &events[i]
 		if err := s.mgr.ValidateWith(s.log, e, check); err != nil {
 			err.Index = i
-			return nil, err
+			return err
 		}
 		if err := s.strictLoad(e, i); err != nil {
-			return nil, err
+			return err
 		}
 		s.log = s.log[:i+1]
 		if s.cfg.trace != nil {
@@ -328,10 +338,7 @@ func SeedLog(l *event.Log, opts ...Option) (*Session, error) {
 		// Room to grow, so the first appends do not copy the log.
 		s.log = append(make([]event.Event, 0, withHeadroom(len(s.log))), s.log...)
 	}
-	if err := s.finishSeed(); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return s.finishSeed()
 }
 
 // Append appends one event. Its type is the type data names: a catalog

@@ -280,16 +280,7 @@ func Restore(nodes []Restored, nextLabel, generation int64, processed int) (*Man
 			return nil, false
 		}
 		last = r.Label
-		n := m.newNode(r.Seq, r.Label)
-		n.prev = m.tail
-		if m.tail != nil {
-			m.tail.next = n
-		} else {
-			m.head = n
-		}
-		m.tail = n
-		m.length++
-		m.index(r.Seq, n)
+		m.link(m.newNode(r.Seq, r.Label))
 	}
 	if generation < 0 {
 		return nil, false
@@ -329,20 +320,25 @@ func (m *Manager) index(seq int64, n *Node) {
 	m.bySeq[i] = n
 }
 
+// link puts node n after the tail and indexes it.
+func (m *Manager) link(n *Node) {
+	n.prev = m.tail
+	if m.tail != nil {
+		m.tail.next = n
+	} else {
+		m.head = n
+	}
+	m.tail = n
+	m.length++
+	m.index(n.seq, n)
+}
+
 func (m *Manager) apply(p plan) {
 	switch p.kind {
 	case event.OpAppend:
 		n := m.newNode(p.seq, m.nextLabel)
 		m.nextLabel++
-		n.prev = m.tail
-		if m.tail != nil {
-			m.tail.next = n
-		} else {
-			m.head = n
-		}
-		m.tail = n
-		m.length++
-		m.index(p.seq, n)
+		m.link(n)
 		if m.observe != nil {
 			m.observe(Change{Seq: n.seq, Label: n.label})
 		}
