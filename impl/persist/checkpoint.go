@@ -154,7 +154,18 @@ func (j *JSONL) writeCheckpoint(cp session.Checkpoint) {
 	cerr := tmp.Close()
 	if werr != nil || cerr != nil || os.Rename(tmp.Name(), CheckpointName(j.path)) != nil {
 		os.Remove(tmp.Name())
+		return
 	}
+	j.mu.Lock()
+	j.cpCovers = f.Events
+	j.mu.Unlock()
+}
+
+// checkpointCovers implements checkpointed.
+func (j *JSONL) checkpointCovers() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.cpCovers
 }
 
 // checkpointOf places cp in the file: the offsets of its lines. Caller
@@ -163,8 +174,7 @@ func (j *JSONL) checkpointOf(cp session.Checkpoint) (checkpointFile, bool) {
 	if j.closed || j.broken != nil || j.pending || !j.tracked || cp.Events > j.next || cp.Events < j.lineBase {
 		return checkpointFile{}, false
 	}
-	f := checkpointFile{Format: CheckpointFormat, Version: CheckpointVersion, Session: j.header.ID, Events: cp.Events,
-		NextLabel: cp.NextLabel, Generation: cp.Generation, Ledger: cp.Ledger, Nodes: make([]checkpointRef, 0, len(cp.Surface))}
+	f := fileOf(cp, j.header.ID)
 	// The CRC of the bytes before offset: the running CRC is of every
 	// good byte, so a checkpoint is placed only at the store's end.
 	if cp.Events != j.next {
@@ -183,12 +193,12 @@ func (j *JSONL) checkpointOf(cp session.Checkpoint) (checkpointFile, bool) {
 		sum := sha256.Sum256(line)
 		f.Last = &checkpointLine{Offset: last.offset, Length: last.length, SHA256: hex.EncodeToString(sum[:])}
 	}
-	for _, n := range cp.Surface {
-		at, ok := j.lineOf(n.Seq)
+	for i := range f.Nodes {
+		at, ok := j.lineOf(f.Nodes[i].Seq)
 		if !ok {
 			return checkpointFile{}, false
 		}
-		f.Nodes = append(f.Nodes, checkpointRef{Seq: n.Seq, Label: n.Label, Offset: at.offset, Length: at.length})
+		f.Nodes[i].Offset, f.Nodes[i].Length = at.offset, at.length
 	}
 	return f, true
 }
@@ -310,7 +320,7 @@ func (j *JSONL) loadFromCheckpoint(size int64) (bool, error) {
 	}
 	j.header, j.log, j.size, j.next = sc.header, sc.log, sc.good, f.Events+int64(sc.log.Len())
 	j.starts, j.crc, j.lineBase, j.tracked = sc.starts, sc.crc, f.Events, true
-	j.restore = restoreOf(f, nodes)
+	j.restore, j.cpCovers = restoreOf(f, nodes), f.Events
 	j.report = LoadReport{Events: int(j.next), TornBytes: int64(len(sc.torn)), CheckpointEvents: int(f.Events)}
 	j.tornBytes = sc.torn
 	j.prefixEnd = f.Offset
@@ -354,7 +364,7 @@ func (j *JSONL) loadWhole() error {
 		return nil
 	}
 	quarantined, torn := j.report.Quarantine, j.torn
-	j.restore, j.cpLines = nil, nil
+	j.restore, j.cpLines, j.cpCovers = nil, nil, 0
 	if err := j.load(false); err != nil {
 		return err
 	}
@@ -470,11 +480,7 @@ func checkState(f checkpointFile, events []event.Event, opts []session.Option) e
 		return fmt.Errorf("its events do not replay: %v", err)
 	}
 	want := s.Checkpoint()
-	got := session.Checkpoint{Events: f.Events, NextLabel: f.NextLabel, Generation: f.Generation, Ledger: f.Ledger, Surface: []session.CheckpointNode{}}
-	for _, n := range f.Nodes {
-		got.Surface = append(got.Surface, session.CheckpointNode{Seq: n.Seq, Label: n.Label})
-	}
-	gb, _ := json.Marshal(got)
+	gb, _ := json.Marshal(f.state())
 	wb, _ := json.Marshal(want)
 	if string(gb) != string(wb) {
 		return fmt.Errorf("its state is not the replay's:\n got %s\nwant %s", gb, wb)
@@ -525,17 +531,13 @@ func openRows(state, id string, row rowReader) (checkpointFile, []event.Event, e
 // in session id: cp with the digest of its last row; false when that row
 // cannot be read.
 func rowState(cp session.Checkpoint, id string, row rowReader) (string, bool) {
-	f := checkpointFile{Format: CheckpointFormat, Version: CheckpointVersion, Session: id, Events: cp.Events,
-		NextLabel: cp.NextLabel, Generation: cp.Generation, Ledger: cp.Ledger, Nodes: make([]checkpointRef, 0, len(cp.Surface))}
+	f := fileOf(cp, id)
 	if cp.Events > 0 {
 		digest, err := row(nil, cp.Events-1)
 		if err != nil {
 			return "", false
 		}
 		f.Last = &checkpointLine{SHA256: digest}
-	}
-	for _, n := range cp.Surface {
-		f.Nodes = append(f.Nodes, checkpointRef{Seq: n.Seq, Label: n.Label})
 	}
 	b, err := encodeCheckpoint(f)
 	return string(b), err == nil
@@ -558,11 +560,27 @@ func openFromRows(state, id string, row rowReader, tail func(from int64) (*event
 
 // restoreOf is what a store opened from checkpoint f hands to Resume.
 func restoreOf(f checkpointFile, nodes []event.Event) *restoreFrom {
+	return &restoreFrom{cp: f.state(), nodes: nodes}
+}
+
+// fileOf is the checkpoint file of session id holding cp: its nodes name
+// their seqs and labels, not yet where their lines or rows are.
+func fileOf(cp session.Checkpoint, id string) checkpointFile {
+	f := checkpointFile{Format: CheckpointFormat, Version: CheckpointVersion, Session: id, Events: cp.Events,
+		NextLabel: cp.NextLabel, Generation: cp.Generation, Ledger: cp.Ledger, Nodes: make([]checkpointRef, len(cp.Surface))}
+	for i, n := range cp.Surface {
+		f.Nodes[i] = checkpointRef{Seq: n.Seq, Label: n.Label}
+	}
+	return f
+}
+
+// state is the session's checkpoint f holds.
+func (f checkpointFile) state() session.Checkpoint {
 	cp := session.Checkpoint{Events: f.Events, NextLabel: f.NextLabel, Generation: f.Generation, Ledger: f.Ledger, Surface: make([]session.CheckpointNode, len(f.Nodes))}
 	for i, n := range f.Nodes {
 		cp.Surface[i] = session.CheckpointNode{Seq: n.Seq, Label: n.Label}
 	}
-	return &restoreFrom{cp: cp, nodes: nodes}
+	return cp
 }
 
 // checkRows is what a database store's validator does with its checkpoint
@@ -580,4 +598,24 @@ func checkRows(name, state, id string, events []event.Event, row rowReader, opts
 		return out, event.Errorf(event.CodePersistCheckpointUnusable, -1, "%s: the checkpoint a resume would use is not true of the log: %v", name, err)
 	}
 	return out, nil
+}
+
+// withPrefix joins the events a checkpoint covers, read back (prefix, or
+// the error reading them), with the tail loaded at open: nil and an error
+// when the read failed or did not give the covered events, seqs 0 to
+// covered-1, so a caller never takes part of a log for the whole.
+func withPrefix(prefix *event.Log, err error, covered int64, tail *event.Log) ([]event.Event, error) {
+	if err != nil {
+		return nil, &event.Error{Code: event.CodePersistCorrupt, Index: -1, Seq: -1, Detail: "the events before the checkpoint cannot be read back: " + err.Error(), Cause: err}
+	}
+	events := prefix.Events()
+	if int64(len(events)) != covered {
+		return nil, event.Errorf(event.CodePersistCorrupt, -1, "%d events read back where the checkpoint covers %d", len(events), covered)
+	}
+	for i := range events {
+		if events[i].Seq != int64(i) {
+			return nil, event.Errorf(event.CodePersistCorrupt, int64(i), "the event read back at index %d has seq %d", i, events[i].Seq)
+		}
+	}
+	return append(events[:len(events):len(events)], tail.Events()...), nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -577,5 +578,215 @@ func TestCheckpointReadersDuringAppends(t *testing.T) {
 	}
 	if d := deriveOf(t, replay); d != got {
 		t.Fatalf("the session differs from a replay of its store:\n got %s\nwant %s", got, d)
+	}
+}
+
+// TestCheckpointPrefixUnreadable: a store opened from a checkpoint whose
+// covered events are damaged in a way its cheap checks at open do not see
+// (a line or row that is neither the last covered nor a surface node's)
+// never passes the tail off as the whole log: ReadEvents says why, Events
+// is nil, and the session resumed from it breaks with persist.corrupt when
+// it reads them back. Beside each damage, the same store undamaged reads
+// back the whole log.
+func TestCheckpointPrefixUnreadable(t *testing.T) {
+	type damage struct {
+		name string
+		do   func(t *testing.T, path string, seq int64)
+		// unchecked: the store reads the events back as they are (Events
+		// are not checked against the rules: Resume does that, STORE-3),
+		// and only the session's read back refuses them.
+		unchecked bool
+	}
+	// lineOf rewrites the line of seq in a JSONL log, keeping its length.
+	lineOf := func(t *testing.T, path string, seq int64, f func([]byte)) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := 0
+		for i := int64(0); i <= seq; i++ { // line 0 is the header
+			start += bytes.IndexByte(b[start:], '\n') + 1
+		}
+		f(b[start : start+bytes.IndexByte(b[start:], '\n')])
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stores := []struct {
+		cs      checkpointStore
+		damages []damage
+	}{
+		{jsonlCheckpoints, []damage{
+			{"a line that is not JSON", func(t *testing.T, path string, seq int64) {
+				lineOf(t, path, seq, func(l []byte) { l[0] = 'x' })
+			}, false},
+			{"a look-alike line with another seq", func(t *testing.T, path string, seq int64) {
+				lineOf(t, path, seq, func(l []byte) {
+					from := []byte(fmt.Sprintf(`"seq":%d,`, seq))
+					i := bytes.Index(l, from)
+					if i < 0 {
+						t.Fatalf("no %s in %s", from, l)
+					}
+					copy(l[i:], fmt.Sprintf(`"seq":%d,`, seq^1))
+				})
+			}, false},
+		}},
+		{sqliteCheckpoints, []damage{
+			{"a row deleted", func(t *testing.T, path string, seq int64) {
+				withDB(path, func(db *sql.DB) {
+					if _, err := db.Exec(`DELETE FROM events WHERE session_id = 's' AND seq = ?`, seq); err != nil {
+						t.Fatal(err)
+					}
+				})
+			}, false},
+			{"a row whose data is not JSON", func(t *testing.T, path string, seq int64) {
+				withDB(path, func(db *sql.DB) {
+					if _, err := db.Exec(`UPDATE events SET data = '{' WHERE session_id = 's' AND seq = ?`, seq); err != nil {
+						t.Fatal(err)
+					}
+				})
+			}, true},
+		}},
+	}
+	ctx := context.Background()
+	for _, st := range stores {
+		if st.cs.name == "s.db" && !SQLiteAvailable {
+			continue
+		}
+		for _, d := range append([]damage{{"none", nil, false}}, st.damages...) {
+			t.Run(st.cs.name+"/"+d.name, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), st.cs.name)
+				store, err := st.cs.open(path, 5)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, _, err := Resume(ctx, store)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := traffic.New(s).Append(80); err != nil {
+					t.Fatal(err)
+				}
+				want := wireOf(t, s.Events())
+				s.Close(ctx)
+				var cp struct {
+					Events int64
+					Nodes  []struct{ Seq int64 }
+				}
+				if err := json.Unmarshal(st.cs.get(path), &cp); err != nil {
+					t.Fatal(err)
+				}
+				target := cp.Events - 2
+				for slices.ContainsFunc(cp.Nodes, func(n struct{ Seq int64 }) bool { return n.Seq == target }) {
+					target--
+				}
+				if target < 1 {
+					t.Fatalf("no covered event off the surface in a checkpoint of %d events", cp.Events)
+				}
+				if d.do != nil {
+					d.do(t, path, target)
+				}
+				store, err = st.cs.open(path, 5)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if int64(store.Report().CheckpointEvents) != cp.Events {
+					t.Fatalf("opened from a checkpoint of %d events, want %d", store.Report().CheckpointEvents, cp.Events)
+				}
+				got, err := store.(interface {
+					ReadEvents() ([]event.Event, error)
+				}).ReadEvents()
+				switch {
+				case d.do == nil:
+					if err != nil || wireOf(t, got) != want || wireOf(t, store.Events()) != want {
+						t.Fatalf("the undamaged store reads back %d events (%v), want the whole log", len(got), err)
+					}
+				case d.unchecked:
+					if err != nil || len(got) != len(store.Events()) || int64(len(got)) < cp.Events {
+						t.Fatalf("ReadEvents gave %d events and %v, Events %d: want all of them, unchecked", len(got), err, len(store.Events()))
+					}
+				case !errors.Is(err, event.CodePersistCorrupt) || got != nil || store.Events() != nil:
+					t.Fatalf("ReadEvents gave %d events and %v, Events %d: want none and persist.corrupt", len(got), err, len(store.Events()))
+				}
+				s, _, err = Resume(ctx, store)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close(ctx)
+				if s.Restored() == 0 || s.Err() != nil {
+					t.Fatalf("resumed from %d events, Err %v", s.Restored(), s.Err())
+				}
+				if n := len(s.Events()); n != s.Len() {
+					t.Fatalf("Events holds %d of %d events", n, s.Len())
+				}
+				_, appendErr := s.Append(ctx, event.Raw{Type: event.TypeTodoWrite, Data: json.RawMessage(`{"todos":[]}`)})
+				if d.do == nil {
+					if s.Err() != nil || appendErr != nil {
+						t.Fatalf("an undamaged store's session: Err %v, append %v", s.Err(), appendErr)
+					}
+					return
+				}
+				if !errors.Is(s.Err(), event.CodePersistCorrupt) || !errors.Is(appendErr, event.CodePersistCorrupt) {
+					t.Fatalf("after reading a damaged prefix back: Err %v, append %v", s.Err(), appendErr)
+				}
+			})
+		}
+	}
+}
+
+// TestCloseCheckpointsOnlyWhatIsNew: Close writes a checkpoint of the whole
+// log unless the store's newest one covers it already: a session resumed
+// from a checkpoint of every event and closed leaves the file alone (the
+// same inode), while one that appended, or whose checkpoint was ignored,
+// writes a new one that covers everything.
+func TestCloseCheckpointsOnlyWhatIsNew(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "c.jsonl")
+	cycle := func(appends int) (covers int64, file os.FileInfo) {
+		t.Helper()
+		st, err := OpenJSONL(ctx, path, Header{ID: "c"}, WithCheckpoints(1000), WithSync(SyncNever))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _, err := Resume(ctx, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if appends > 0 {
+			if err := traffic.New(s).Append(appends); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n := s.Len()
+		if err := s.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var cp struct{ Events int64 }
+		b, err := os.ReadFile(CheckpointName(path))
+		if err != nil || json.Unmarshal(b, &cp) != nil || cp.Events != int64(n) {
+			t.Fatalf("after a close at %d events the checkpoint covers %d (%v)", n, cp.Events, err)
+		}
+		fi, err := os.Stat(CheckpointName(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cp.Events, fi
+	}
+	cycle(30)
+	n1, ino1 := cycle(0) // its repair may close the calls the traffic left open
+	if n2, ino2 := cycle(0); n2 != n1 || !os.SameFile(ino2, ino1) {
+		t.Fatalf("a close with nothing new rewrote the checkpoint (%d events, was %d)", n2, n1)
+	}
+	n3, ino3 := cycle(1)
+	if n3 <= n1 || os.SameFile(ino3, ino1) {
+		t.Fatalf("a close after an append kept the old checkpoint (%d events, was %d)", n3, n1)
+	}
+	// A checkpoint whose bytes are damaged is ignored at open: Close
+	// writes a good one though nothing was appended.
+	b, _ := os.ReadFile(CheckpointName(path))
+	b[len(b)/2] ^= 0x20
+	os.WriteFile(CheckpointName(path), b, 0o644)
+	if n4, ino4 := cycle(0); os.SameFile(ino4, ino3) {
+		t.Fatalf("the damaged checkpoint was not replaced (%d events)", n4)
 	}
 }

@@ -78,6 +78,7 @@ type JSONL struct {
 	// the store was opened from are. restore is that checkpoint, until
 	// Resume takes it, and prefixEnd the offset it covers to.
 	cpEvery   int
+	cpCovers  int64 // the events of the checkpoint written or opened from (0: none)
 	tracked   bool
 	starts    []int64
 	lineBase  int64
@@ -475,18 +476,25 @@ func (j *JSONL) Header() Header { return j.header }
 // Events implements Store.
 // The events are those loaded at open, until Resume hands them to the
 // session (the store keeps no copy of a resumed log).
-// A store opened from a checkpoint reads the events it covers back first.
+// A store opened from a checkpoint reads the events it covers back first;
+// when they cannot be read back, Events returns nil (never the tail
+// alone) and ReadEvents says why.
 func (j *JSONL) Events() []event.Event {
+	events, _ := j.ReadEvents()
+	return events
+}
+
+// ReadEvents is Events with the error of a read back that failed: a store
+// opened from a checkpoint whose covered events can no longer be read, or
+// are not the events it covers (persist.corrupt).
+func (j *JSONL) ReadEvents() ([]event.Event, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.restore == nil || j.log == nil {
-		return j.log.Events()
+		return j.log.Events(), nil
 	}
 	prefix, err := j.readPrefix(j.prefixEnd)
-	if err != nil {
-		return j.log.Events()
-	}
-	return append(prefix.Events(), j.log.Events()...)
+	return withPrefix(prefix, err, j.restore.cp.Events, j.log)
 }
 
 // track records the lines just written at the store's end. Caller holds

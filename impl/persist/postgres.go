@@ -80,6 +80,7 @@ type Postgres struct {
 	// Checkpoints (STORE-18, WithPostgresCheckpoints), as in the SQLite
 	// store.
 	cpEvery  int
+	cpCovers int64 // the events of the checkpoint written or opened from (0: none)
 	restore  *restoreFrom
 	covered  int64
 	cpReport LoadReport
@@ -337,20 +338,27 @@ func (p *Postgres) Header() Header { return p.header }
 
 // Events implements Store: the events loaded at open, until Resume hands
 // them to the session.
-// A store opened from a checkpoint reads the events it covers first.
+// A store opened from a checkpoint reads the events it covers first; when
+// they cannot be read back, Events returns nil (never the tail alone) and
+// ReadEvents says why.
 func (p *Postgres) Events() []event.Event {
+	events, _ := p.ReadEvents()
+	return events
+}
+
+// ReadEvents is Events with the error of a read back that failed: a store
+// opened from a checkpoint whose covered rows can no longer be read, or
+// are not the events it covers (persist.corrupt).
+func (p *Postgres) ReadEvents() ([]event.Event, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.restore == nil || p.log == nil {
-		return p.log.Events()
+		return p.log.Events(), nil
 	}
 	ctx, cancel := pgCtx(context.Background())
 	defer cancel()
 	prefix, err := readPostgresRange(ctx, p.conn, p.schema, p.header.ID, 0, p.covered)
-	if err != nil {
-		return p.log.Events()
-	}
-	return append(prefix.Events(), p.log.Events()...)
+	return withPrefix(prefix, err, p.covered, p.log)
 }
 
 func (p *Postgres) takeLog() *event.Log { return p.log }

@@ -78,8 +78,17 @@ func (p *Postgres) writeCheckpoint(cp session.Checkpoint) {
 	defer cancel()
 	row := func(d *event.Decoder, seq int64) (string, error) { return p.readRow(ctx, d, seq) }
 	if state, ok := rowState(cp, p.header.ID, row); ok {
-		p.conn.Exec(ctx, `INSERT INTO `+p.ident()+`.checkpoints (session_id, state) VALUES ($1, $2) ON CONFLICT (session_id) DO UPDATE SET state = EXCLUDED.state`, p.header.ID, state)
+		if _, err := p.conn.Exec(ctx, `INSERT INTO `+p.ident()+`.checkpoints (session_id, state) VALUES ($1, $2) ON CONFLICT (session_id) DO UPDATE SET state = EXCLUDED.state`, p.header.ID, state); err == nil {
+			p.cpCovers = cp.Events
+		}
 	}
+}
+
+// checkpointCovers implements checkpointed.
+func (p *Postgres) checkpointCovers() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cpCovers
 }
 
 // loadFromCheckpoint opens the session from its checkpoint row (see the
@@ -97,7 +106,7 @@ func (p *Postgres) loadFromCheckpoint(ctx context.Context) bool {
 		p.cpReport.CheckpointIgnored = err.Error()
 		return false
 	}
-	p.log, p.loaded, p.covered, p.restore = tail, int(r.cp.Events)+tail.Len(), r.cp.Events, r
+	p.log, p.loaded, p.covered, p.restore, p.cpCovers = tail, int(r.cp.Events)+tail.Len(), r.cp.Events, r, r.cp.Events
 	p.cpReport.CheckpointEvents = int(r.cp.Events)
 	return true
 }
@@ -126,7 +135,7 @@ func (p *Postgres) loadWhole() error {
 	if p.restore == nil {
 		return nil
 	}
-	p.restore, p.covered = nil, 0
+	p.restore, p.covered, p.cpCovers = nil, 0, 0
 	p.cpReport = LoadReport{CheckpointIgnored: "the session could not resume from it"}
 	ctx, cancel := pgCtx(context.Background())
 	defer cancel()

@@ -93,6 +93,7 @@ type SQLite struct {
 	// Resume takes it, covering the first covered events; report says
 	// what opening found of them.
 	cpEvery  int
+	cpCovers int64 // the events of the checkpoint written or opened from (0: none)
 	restore  *restoreFrom
 	covered  int64
 	cpReport LoadReport
@@ -417,18 +418,25 @@ func (s *SQLite) Header() Header { return s.header }
 
 // Events implements Store: the events loaded at open, until Resume hands
 // them to the session.
-// A store opened from a checkpoint reads the events it covers first.
+// A store opened from a checkpoint reads the events it covers first; when
+// they cannot be read back, Events returns nil (never the tail alone) and
+// ReadEvents says why.
 func (s *SQLite) Events() []event.Event {
+	events, _ := s.ReadEvents()
+	return events
+}
+
+// ReadEvents is Events with the error of a read back that failed: a store
+// opened from a checkpoint whose covered rows can no longer be read, or
+// are not the events it covers (persist.corrupt).
+func (s *SQLite) ReadEvents() ([]event.Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.restore == nil || s.log == nil {
-		return s.log.Events()
+		return s.log.Events(), nil
 	}
 	prefix, err := readSQLiteRange(s.db, s.header.ID, 0, s.covered)
-	if err != nil {
-		return s.log.Events()
-	}
-	return append(prefix.Events(), s.log.Events()...)
+	return withPrefix(prefix, err, s.covered, s.log)
 }
 
 // takeLog implements logStore.

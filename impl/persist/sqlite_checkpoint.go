@@ -74,8 +74,17 @@ func (s *SQLite) writeCheckpoint(cp session.Checkpoint) {
 		return
 	}
 	if state, ok := rowState(cp, s.header.ID, s.readRow); ok {
-		s.db.Exec(`INSERT OR REPLACE INTO checkpoints (session_id, state) VALUES (?, ?)`, s.header.ID, state)
+		if _, err := s.db.Exec(`INSERT OR REPLACE INTO checkpoints (session_id, state) VALUES (?, ?)`, s.header.ID, state); err == nil {
+			s.cpCovers = cp.Events
+		}
 	}
+}
+
+// checkpointCovers implements checkpointed.
+func (s *SQLite) checkpointCovers() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cpCovers
 }
 
 // loadFromCheckpoint opens the session from its checkpoint row: the rows
@@ -93,7 +102,7 @@ func (s *SQLite) loadFromCheckpoint() bool {
 		s.cpReport.CheckpointIgnored = err.Error()
 		return false
 	}
-	s.log, s.loaded, s.covered, s.restore = tail, int(r.cp.Events)+tail.Len(), r.cp.Events, r
+	s.log, s.loaded, s.covered, s.restore, s.cpCovers = tail, int(r.cp.Events)+tail.Len(), r.cp.Events, r, r.cp.Events
 	s.cpReport.CheckpointEvents = int(r.cp.Events)
 	return true
 }
@@ -120,7 +129,7 @@ func (s *SQLite) loadWhole() error {
 	if s.restore == nil {
 		return nil
 	}
-	s.restore, s.covered = nil, 0
+	s.restore, s.covered, s.cpCovers = nil, 0, 0
 	s.cpReport = LoadReport{CheckpointIgnored: "the session could not resume from it"}
 	return s.loadEvents()
 }

@@ -49,6 +49,7 @@ func OpenSQLite(ctx context.Context, path string, header Header, opts ...SQLiteO
 
 func (s *SQLite) Header() Header                               { return Header{} }
 func (s *SQLite) Events() []event.Event                        { return nil }
+func (s *SQLite) ReadEvents() ([]event.Event, error)           { return nil, errNoSQLite(s.path) }
 func (s *SQLite) Report() LoadReport                           { return LoadReport{} }
 func (s *SQLite) Append(context.Context, ...event.Event) error { return errNoSQLite(s.path) }
 func (s *SQLite) Sync(context.Context) error                   { return errNoSQLite(s.path) }

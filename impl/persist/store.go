@@ -203,32 +203,22 @@ func resume(ctx context.Context, store Store, obs observe.Observer, opts []sessi
 	var s *session.Session
 	var err error
 	if checkpoints {
-		// From the checkpoint the store was opened from, when it has one
-		// (STORE-18); any failure replays the whole log, which gives the
-		// verdict.
-		if r, prefix := cs.takeRestore(); r != nil {
-			s, err = session.Restore(r.cp, r.nodes, store.(logStore).takeLog(), prefix, opts...)
-			if err != nil {
-				s = nil
-				if err := cs.loadWhole(); err != nil {
-					detach(store)
-					return nil, report, err
-				}
-				report = store.Report()
-			} else {
-				store.(logStore).releaseLog()
-			}
+		if s, err = restore(store, cs, opts); err != nil {
+			detach(store)
+			return nil, report, err
 		}
+		report = store.Report()
 	}
-	if s != nil {
-		// resumed from the checkpoint
-	} else if ls, ok := store.(logStore); ok && ls.takeLog() != nil {
+	ls, logged := store.(logStore)
+	switch {
+	case s != nil: // resumed from the checkpoint
+	case logged && ls.takeLog() != nil:
 		// One scan per event: the store decoded and checked the data
 		// as it read it, and hands the events over without a copy.
 		if s, err = session.SeedLog(ls.takeLog(), opts...); err == nil {
 			ls.releaseLog()
 		}
-	} else {
+	default:
 		s, err = session.Seed(store.Events(), opts...)
 	}
 	if err != nil {
@@ -248,9 +238,28 @@ func resume(ctx context.Context, store Store, obs observe.Observer, opts []sessi
 
 // checkpointed is implemented by the stores that keep checkpoints
 // (STORE-18).
+// restore resumes from the checkpoint the store was opened from
+// (STORE-18): nil when it was opened from none, or when the checkpoint
+// cannot be used (session.Restore refuses it) and the store has read its
+// whole log again, whose replay then gives the verdict.
+func restore(store Store, cs checkpointed, opts []session.Option) (*session.Session, error) {
+	r, prefix := cs.takeRestore()
+	if r == nil {
+		return nil, nil
+	}
+	ls := store.(logStore)
+	s, err := session.Restore(r.cp, r.nodes, ls.takeLog(), prefix, opts...)
+	if err != nil {
+		return nil, cs.loadWhole()
+	}
+	ls.releaseLog()
+	return s, nil
+}
+
 type checkpointed interface {
 	checkpointEvery() int                                    // 0: no checkpoints
 	writeCheckpoint(session.Checkpoint)                      // the session's checkpoint writer
+	checkpointCovers() int64                                 // events the store's checkpoint covers (0: none)
 	takeRestore() (*restoreFrom, func() (*event.Log, error)) // the checkpoint opened from, or nil
 	loadWhole() error                                        // read every event: the checkpoint cannot be used
 }
@@ -309,9 +318,10 @@ func writeAhead(store Store) func(context.Context, []event.Event) error {
 
 // Close closes the session's store; the session takes no more appends.
 // A store that keeps checkpoints (WithCheckpoints) gets one of the whole
-// log first, so that the next Resume replays nothing.
+// log first, unless its newest one covers it already, so that the next
+// Resume replays nothing.
 func (s *Session) Close(ctx context.Context) error {
-	if cs, ok := s.Store.(checkpointed); ok && cs.checkpointEvery() > 0 && ctx.Err() == nil {
+	if cs, ok := s.Store.(checkpointed); ok && cs.checkpointEvery() > 0 && ctx.Err() == nil && cs.checkpointCovers() != int64(s.Session.Len()) {
 		cs.writeCheckpoint(s.Session.Checkpoint())
 	}
 	err := s.Store.Close(ctx)

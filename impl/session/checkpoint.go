@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/surfacelog/surface/impl/event"
-	"github.com/surfacelog/surface/impl/message"
 	"github.com/surfacelog/surface/impl/surface"
 	"github.com/surfacelog/surface/impl/view"
 )
@@ -188,12 +187,7 @@ func (s *Session) restoreState() bool {
 	s.mgr.Observe(s.observe)
 	s.view = view.Builder{}
 	for i := range r.nodes {
-		e := &r.nodes[i]
-		m, ok := message.FromEvent(e)
-		if !ok {
-			m = message.Message{Seq: e.Seq}
-		}
-		s.view.Append(view.Entry{Label: r.cp.Surface[i].Label, Msg: m, Tokens: message.Tokens(e, m, s.cfg.estimate)})
+		s.view.Append(s.entry(&r.nodes[i], r.cp.Surface[i].Label))
 	}
 	s.snap, s.snapAt = s.view.Snapshot(), s.base
 	return true

@@ -118,10 +118,16 @@ func TestRestoreRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if s.Err() != nil {
+		t.Fatalf("Err before the prefix is read back: %v", s.Err())
+	}
 	if got := s.Events(); len(got) != len(log) {
 		t.Fatalf("Events of a broken session: %d events, want %d (zero ones in place of those lost)", len(got), len(log))
 	}
 	if _, err := s.Append(context.Background(), event.Raw{Type: event.TypeTodoWrite, Data: json.RawMessage(`{"todos":[]}`)}); !errors.Is(err, event.CodePersistCorrupt) {
 		t.Fatalf("an append to a session whose prefix is lost: %v", err)
+	}
+	if err := s.Err(); !errors.Is(err, event.CodePersistCorrupt) {
+		t.Fatalf("Err of a session whose prefix is lost: %v", err)
 	}
 }

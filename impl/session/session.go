@@ -188,17 +188,22 @@ func New(opts ...Option) *Session {
 // observe applies one folded surface change to the view. The Manager
 // calls it from Sync, with s.mu held.
 func (s *Session) observe(c surface.Change) {
-	ev := &s.log[c.Seq-int64(s.base)]
-	m, ok := message.FromEvent(ev)
-	if !ok {
-		m = message.Message{Seq: c.Seq} // a node that gives no message (SURF-20)
-	}
-	e := view.Entry{Label: c.Label, Msg: m, Tokens: message.Tokens(ev, m, s.cfg.estimate)}
+	e := s.entry(&s.log[c.Seq-int64(s.base)], c.Label)
 	if c.Replace {
 		s.view.Replace(c.From, c.To, e)
 	} else {
 		s.view.Append(e)
 	}
+}
+
+// entry is the view's entry for surface node ev with order label label:
+// its message and its tokens.
+func (s *Session) entry(ev *event.Event, label int64) view.Entry {
+	m, ok := message.FromEvent(ev)
+	if !ok {
+		m = message.Message{Seq: ev.Seq} // a node that gives no message (SURF-20)
+	}
+	return view.Entry{Label: label, Msg: m, Tokens: message.Tokens(ev, m, s.cfg.estimate)}
 }
 
 // Seed returns a session whose log is events, checked event by event with
@@ -708,6 +713,17 @@ func (s *Session) repair(ctx context.Context) ([]event.Event, error) {
 	return slices.Clone(out), nil
 }
 
+// Err is the error that makes the session refuse every append from now
+// on, or nil. It is set only in a session resumed from a checkpoint
+// (Restore) when the events the checkpoint covers cannot be read back, or
+// are not those events (persist.corrupt): then Events, Tx.Events and
+// TurnEnd, which cannot return it, hold zero events in their places.
+func (s *Session) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.broken
+}
+
 // Len is the number of events in the log.
 func (s *Session) Len() int {
 	s.mu.Lock()
@@ -718,7 +734,8 @@ func (s *Session) Len() int {
 // Events returns the log. The slice and the events share memory with the
 // session: read them, do not change them (Clone an event to change it).
 // In a session resumed from a checkpoint (Restore) the first call reads
-// the events the checkpoint covers back from the store.
+// the events the checkpoint covers back from the store; should that fail,
+// zero events hold their places and Err says why.
 func (s *Session) Events() []event.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
