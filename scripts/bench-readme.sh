@@ -2,7 +2,7 @@
 # Measures the figures of the README's performance section and rewrites
 # that section from them (cmd/benchreport -readme), so the README always
 # shows one run, at the commit it names:
-#   bash scripts/bench-readme.sh            (about 15 minutes on 2 cores)
+#   bash scripts/bench-readme.sh            (about 17 minutes on 2 cores)
 # The raw output is kept in impl/session/testdata/bench/readme.txt; a test
 # (cmd/benchreport) checks that the README's section is what that file
 # gives. Run it on a committed tree: the commit it names is HEAD.
@@ -22,7 +22,7 @@ trap 'rm -f "$tmp"' EXIT
   bench impl/session '^BenchmarkFirstAppend$/^afterSeed$/^impl$/^(1000|1000000)$' 1x
   bench impl/session '^(BenchmarkAppendDerive|BenchmarkReplace)$/^impl$/^(1000|1000000)$' 2000x
   bench impl/compaction '^BenchmarkCompactPerNode$' 200x
-  bench impl/persist '^BenchmarkResumeVsFloor$' 3x
+  bench impl/persist '^BenchmarkResumeVsFloor$' 7x
   bench impl/persist '^BenchmarkResumeCheckpoint$/^(100000|1000000)/' 3x
   bench impl/persist '^BenchmarkGroupCommit$' 5x
   bench cmd/conformance '^BenchmarkValidate$/^(100000|1000000)/interleaved$' 3x
