@@ -736,57 +736,89 @@ func TestCheckpointPrefixUnreadable(t *testing.T) {
 
 // TestCloseCheckpointsOnlyWhatIsNew: Close writes a checkpoint of the whole
 // log unless the store's newest one covers it already: a session resumed
-// from a checkpoint of every event and closed leaves the file alone (the
-// same inode), while one that appended, or whose checkpoint was ignored,
-// writes a new one that covers everything.
+// from a checkpoint of every event and closed leaves it alone, while one
+// that appended, or whose checkpoint was ignored, writes a new one that
+// covers everything. JSONL shows a rewrite by the file's identity (a new
+// file renamed in place), SQLite by a trigger counting the row's writes.
 func TestCloseCheckpointsOnlyWhatIsNew(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "c.jsonl")
-	cycle := func(appends int) (covers int64, file os.FileInfo) {
-		t.Helper()
-		st, err := OpenJSONL(ctx, path, Header{ID: "c"}, WithCheckpoints(1000), WithSync(SyncNever))
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, _, err := Resume(ctx, st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if appends > 0 {
-			if err := traffic.New(s).Append(appends); err != nil {
-				t.Fatal(err)
-			}
-		}
-		n := s.Len()
-		if err := s.Close(ctx); err != nil {
-			t.Fatal(err)
-		}
-		var cp struct{ Events int64 }
-		b, err := os.ReadFile(CheckpointName(path))
-		if err != nil || json.Unmarshal(b, &cp) != nil || cp.Events != int64(n) {
-			t.Fatalf("after a close at %d events the checkpoint covers %d (%v)", n, cp.Events, err)
-		}
+	type store struct {
+		cs    checkpointStore
+		stamp func(t *testing.T, path string) any // changes when the checkpoint is written
+	}
+	stores := []store{{jsonlCheckpoints, func(t *testing.T, path string) any {
 		fi, err := os.Stat(CheckpointName(path))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return cp.Events, fi
+		return fi
+	}}}
+	if SQLiteAvailable {
+		stores = append(stores, store{sqliteCheckpoints, func(t *testing.T, path string) any {
+			n := -1
+			withDB(path, func(db *sql.DB) {
+				db.Exec(`CREATE TABLE IF NOT EXISTS cp_writes (n INTEGER)`)
+				db.Exec(`INSERT INTO cp_writes SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM cp_writes)`)
+				db.Exec(`CREATE TRIGGER IF NOT EXISTS cp_written AFTER INSERT ON checkpoints BEGIN UPDATE cp_writes SET n = n + 1; END`)
+				if err := db.QueryRow(`SELECT n FROM cp_writes`).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+			})
+			return n
+		}})
 	}
-	cycle(30)
-	n1, ino1 := cycle(0) // its repair may close the calls the traffic left open
-	if n2, ino2 := cycle(0); n2 != n1 || !os.SameFile(ino2, ino1) {
-		t.Fatalf("a close with nothing new rewrote the checkpoint (%d events, was %d)", n2, n1)
+	same := func(a, b any) bool {
+		if fa, ok := a.(os.FileInfo); ok {
+			return os.SameFile(fa, b.(os.FileInfo)) && fa.ModTime().Equal(b.(os.FileInfo).ModTime())
+		}
+		return a == b
 	}
-	n3, ino3 := cycle(1)
-	if n3 <= n1 || os.SameFile(ino3, ino1) {
-		t.Fatalf("a close after an append kept the old checkpoint (%d events, was %d)", n3, n1)
-	}
-	// A checkpoint whose bytes are damaged is ignored at open: Close
-	// writes a good one though nothing was appended.
-	b, _ := os.ReadFile(CheckpointName(path))
-	b[len(b)/2] ^= 0x20
-	os.WriteFile(CheckpointName(path), b, 0o644)
-	if n4, ino4 := cycle(0); os.SameFile(ino4, ino3) {
-		t.Fatalf("the damaged checkpoint was not replaced (%d events)", n4)
+	for _, st := range stores {
+		t.Run(st.cs.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), st.cs.name)
+			cycle := func(appends int) (covers int64, stamp any) {
+				t.Helper()
+				store, err := st.cs.open(path, 1000)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, _, err := Resume(ctx, store)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if appends > 0 {
+					if err := traffic.New(s).Append(appends); err != nil {
+						t.Fatal(err)
+					}
+				}
+				n := s.Len()
+				if err := s.Close(ctx); err != nil {
+					t.Fatal(err)
+				}
+				var cp struct{ Events int64 }
+				if err := json.Unmarshal(st.cs.get(path), &cp); err != nil || cp.Events != int64(n) {
+					t.Fatalf("after a close at %d events the checkpoint covers %d (%v)", n, cp.Events, err)
+				}
+				return cp.Events, st.stamp(t, path)
+			}
+			cycle(30)
+			n1, at1 := cycle(0) // its repair may close the calls the traffic left open
+			if n2, at2 := cycle(0); n2 != n1 || !same(at2, at1) {
+				t.Fatalf("a close with nothing new rewrote the checkpoint (%d events, was %d)", n2, n1)
+			}
+			n3, at3 := cycle(1)
+			if n3 <= n1 || same(at3, at1) {
+				t.Fatalf("a close after an append kept the old checkpoint (%d events, was %d)", n3, n1)
+			}
+			// A checkpoint whose bytes are damaged is ignored at open: Close
+			// writes a good one though nothing was appended.
+			b := st.cs.get(path)
+			b[len(b)/2] ^= 0x20
+			st.cs.put(path, b)
+			at3 = st.stamp(t, path)
+			if n4, at4 := cycle(0); same(at4, at3) {
+				t.Fatalf("the damaged checkpoint was not replaced (%d events)", n4)
+			}
+		})
 	}
 }
