@@ -137,7 +137,9 @@ func (m *Machine) storeOpenImpl(s Step, data []byte) (Result, error) {
 	if s.Format == "sqlite" {
 		st, err = persist.OpenSQLite(ctx, m.st.path, persist.Header{ID: *s.ID, CreatedAt: *s.CreatedAt}, persist.WithSQLiteSync(persist.SyncNever))
 	} else {
-		st, err = persist.OpenJSONL(ctx, m.st.path, persist.Header{ID: *s.ID, CreatedAt: *s.CreatedAt}, persist.WithSync(persist.SyncNever))
+		// With checkpoints (STORE-18): one handed beside the file is used
+		// when it matches, and every vector's outcome must stay a replay's.
+		st, err = persist.OpenJSONL(ctx, m.st.path, persist.Header{ID: *s.ID, CreatedAt: *s.CreatedAt}, persist.WithSync(persist.SyncNever), persist.WithCheckpoints(1))
 	}
 	if err != nil {
 		return Result{}, err

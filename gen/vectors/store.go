@@ -106,6 +106,7 @@ func stores() []conformance.Vector {
 	for _, c := range cases {
 		out = append(out, vector("persist.store.jsonl."+c.name+".001", conformance.TierRequired, c.desc, c.steps, c.rules...))
 	}
+	out = append(out, checkpointVectors(func(f *[]byte, beside map[string][]byte) conformance.Step { return openAs(s1, f, beside) }, file, line, header(""), show, appendUser)...)
 	return append(out, sqliteStores()...)
 }
 
@@ -153,6 +154,10 @@ func sqliteStores() []conformance.Vector {
 	}
 	empty := []byte{}
 	text := []byte("not a database\n")
+	cpSchema, cpState := sqliteCheckpoint(2)
+	cpRow := func(id, state string) string {
+		return fmt.Sprintf(`INSERT INTO checkpoints VALUES ('%s', '%s')`, id, strings.ReplaceAll(state, "'", "''"))
+	}
 	cases := []struct {
 		name  string
 		desc  string
@@ -178,6 +183,9 @@ func sqliteStores() []conformance.Vector {
 			open(db(4, session("s1", "3"), userRow("s1", 0), userRow("s1", 1)))}, []string{"STORE-14"}},
 		{"header_invalid", "STORE-15: a store is opened with a header whose id is a non-empty string", []conformance.Step{
 			openAs("", db(4), nil)}, []string{"STORE-15"}},
+		{"checkpoint_table", "STORE-18: a database holding this library's checkpoints table beside the seed system's (a true checkpoint of the session's first two events, and one of another session) loads as the same log without it, and the table is left as it is: a reader may ignore it", []conformance.Step{
+			open(db(4, cpSchema, session("s1", "NULL"), userRow("s1", 0), userRow("s1", 1), userRow("s1", 2), cpRow("s1", cpState), cpRow("s2", cpState))), show,
+			appendOf("user/message", user, `"append"`, false), show}, []string{"STORE-5", "STORE-18"}},
 	}
 	var out []conformance.Vector
 	for _, c := range cases {

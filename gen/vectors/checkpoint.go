@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/surfacelog/surface/conformance"
+	"github.com/surfacelog/surface/impl/event"
+	"github.com/surfacelog/surface/impl/persist"
+	"github.com/surfacelog/surface/impl/session"
+)
+
+// checkpointOf is the checkpoint this library's JSONL store keeps beside
+// file (STORE-18) after it opened the file's first lines (the header and
+// `events` events), resumed, and closed: the bytes of PATH.checkpoint. The
+// lines must end every turn they open, so that the resume appends nothing.
+func checkpointOf(lines []string, events int) []byte {
+	dir, err := os.MkdirTemp("", "surface-gen-checkpoint")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "s.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines[:events+1], "\n")+"\n"), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := persist.OpenJSONL(ctx, path, persist.Header{ID: "s1", CreatedAt: 1767225600000}, persist.WithCheckpoints(1), persist.WithSync(persist.SyncNever))
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, rep, err := persist.Resume(ctx, st)
+	if err != nil || len(rep.Closers) > 0 {
+		log.Fatalf("checkpointOf: %v, %d closers", err, len(rep.Closers))
+	}
+	if err := s.Close(ctx); err != nil {
+		log.Fatal(err)
+	}
+	b, err := os.ReadFile(persist.CheckpointName(path))
+	if err != nil {
+		log.Fatal(err)
+	}
+	return b
+}
+
+// checkpointVectors: a JSONL file opened with a checkpoint beside it
+// (STORE-18) loads as the same log without one, whether the checkpoint is
+// true (of a prefix, or of every event), damaged, or ahead of the file:
+// a reader may ignore it (the seed systems never look at it), and one that
+// uses it must give what a replay gives.
+func checkpointVectors(open func(f *[]byte, beside map[string][]byte) conformance.Step, file func(lines ...string) *[]byte, line func(seq int, t, data, rest string) string, header string, show, appendUser conformance.Step) []conformance.Vector {
+	u := func(seq int) string { return line(seq, "user/message", user, `,"surfaceOp":"append"`) }
+	lines := []string{header,
+		line(0, "turn/start", turnStart, ""),
+		u(1),
+		u(2),
+		u(3),
+		line(4, "user/message", user, `,"surfaceOp":{"op":"replace","start":1,"end":3},"sourceEventSeqs":[1,2,3]`),
+		line(5, "turn/end", turnEnd, ""),
+		line(6, "turn/start", strings.Replace(turnStart, `"turn":1`, `"turn":2`, 1), ""),
+		u(7),
+		u(8),
+		line(9, "turn/end", strings.Replace(turnEnd, `"turn":1`, `"turn":2`, 1), ""),
+	}
+	whole := file(lines...)
+	ofPrefix := checkpointOf(lines, 6)
+	ofAll := checkpointOf(lines, 10)
+	damaged := []byte(strings.Replace(string(ofAll), `"events":10`, `"events":9`, 1))
+	longer := append(append([]string{}, lines...), u(10), line(11, "turn/start", strings.Replace(turnStart, `"turn":1`, `"turn":3`, 1), ""), line(12, "turn/end", strings.Replace(turnEnd, `"turn":1`, `"turn":3`, 1), ""))
+	ahead := checkpointOf(longer, 13)
+	beside := func(b []byte) map[string][]byte { return map[string][]byte{".checkpoint": b} }
+	steps := []conformance.Step{
+		open(whole, beside(ofPrefix)), show, appendUser, show,
+		open(whole, beside(ofAll)), appendUser, show,
+		open(whole, beside(damaged)), appendUser, show,
+		open(whole, beside(ahead)), appendUser, show,
+	}
+	return []conformance.Vector{vector("persist.store.jsonl.checkpoint_beside.001", conformance.TierRequired,
+		"STORE-18: a file opened with a checkpoint beside it (PATH.checkpoint) is the same log as without one, whether the checkpoint is true (of a prefix with a replace in it, or of every event), damaged, or of a longer log than the file: the same report, surface, messages and appends; a reader may ignore it, and one that uses it gives what a replay gives",
+		steps, "STORE-18")}
+}
+
+// sqliteCheckpoint is the schema of the checkpoints table and the state
+// this library's SQLite store keeps in it (STORE-18) for a session s1 of
+// the given user/message events (seqs 0 on, time 1), written through the
+// store and closed.
+func sqliteCheckpoint(events int) (schema, state string) {
+	dir, err := os.MkdirTemp("", "surface-gen-checkpoint")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "s.db")
+	ctx := context.Background()
+	st, err := persist.OpenSQLite(ctx, path, persist.Header{ID: "s1", CreatedAt: 1767225600000}, persist.WithSQLiteCheckpoints(1), persist.WithSQLiteSync(persist.SyncNever))
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, _, err := persist.Resume(ctx, st, session.WithClock(func() int64 { return 1 }))
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i := 0; i < events; i++ {
+		if _, err := s.Append(ctx, event.Raw{Type: event.TypeUserMessage, Data: json.RawMessage(user)}, event.AppendIntent()); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := s.Close(ctx); err != nil {
+		log.Fatal(err)
+	}
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.QueryRow(`SELECT sql FROM sqlite_master WHERE name = 'checkpoints'`).Scan(&schema); err != nil {
+		log.Fatal(err)
+	}
+	if err := db.QueryRow(`SELECT state FROM checkpoints WHERE session_id = 's1'`).Scan(&state); err != nil {
+		log.Fatal(err)
+	}
+	return schema, state
+}
