@@ -278,6 +278,18 @@ func (s *Session) finishSeed() error {
 // the whole log.
 func withHeadroom(n int) int { return n + n/8 + 64 }
 
+// push appends an accepted event to the log. A full log doubles its room:
+// append grows a large slice by a quarter, which copies a long session's
+// whole log (and clears the new room) every few thousand appends, four
+// times per event on the average; doubling copies each event once, for
+// room that is touched only as the log grows into it.
+func (s *Session) push(e event.Event) {
+	if len(s.log) == cap(s.log) {
+		s.log = append(make([]event.Event, 0, 2*len(s.log)+64), s.log...)
+	}
+	s.log = append(s.log, e)
+}
+
 // SeedJSON is Seed over the wire form of the events (one JSON object per
 // element), decoded with an event.Decoder: one scan per event. A line
 // that is not an event at all rejects the seed at its index, after any
@@ -554,7 +566,7 @@ func (s *Session) commitOnly(ctx context.Context, e event.Event) (event.Event, e
 			return event.Event{}, err
 		}
 	}
-	s.log = append(s.log, e)
+	s.push(e)
 	if s.cfg.trace != nil {
 		s.traceEvent(&e)
 	}
@@ -609,7 +621,7 @@ func (s *Session) commitRun(ctx context.Context, run []event.Event) ([]event.Eve
 				break
 			}
 		}
-		s.log = append(s.log, e)
+		s.push(e)
 		if s.cfg.trace != nil {
 			// Trace each event with the surface just after it, once the
 			// batch is written.
