@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/surfacelog/surface/conformance"
 	"github.com/surfacelog/surface/impl/event"
 	"github.com/surfacelog/surface/impl/persist"
 	"github.com/surfacelog/surface/impl/session"
@@ -46,43 +45,6 @@ func checkpointOf(lines []string, events int) []byte {
 		log.Fatal(err)
 	}
 	return b
-}
-
-// checkpointVectors: a JSONL file opened with a checkpoint beside it
-// (STORE-18) loads as the same log without one, whether the checkpoint is
-// true (of a prefix, or of every event), damaged, or ahead of the file:
-// a reader may ignore it (the seed systems never look at it), and one that
-// uses it must give what a replay gives.
-func checkpointVectors(open func(f *[]byte, beside map[string][]byte) conformance.Step, file func(lines ...string) *[]byte, line func(seq int, t, data, rest string) string, header string, show, appendUser conformance.Step) []conformance.Vector {
-	u := func(seq int) string { return line(seq, "user/message", user, `,"surfaceOp":"append"`) }
-	lines := []string{header,
-		line(0, "turn/start", turnStart, ""),
-		u(1),
-		u(2),
-		u(3),
-		line(4, "user/message", user, `,"surfaceOp":{"op":"replace","start":1,"end":3},"sourceEventSeqs":[1,2,3]`),
-		line(5, "turn/end", turnEnd, ""),
-		line(6, "turn/start", strings.Replace(turnStart, `"turn":1`, `"turn":2`, 1), ""),
-		u(7),
-		u(8),
-		line(9, "turn/end", strings.Replace(turnEnd, `"turn":1`, `"turn":2`, 1), ""),
-	}
-	whole := file(lines...)
-	ofPrefix := checkpointOf(lines, 6)
-	ofAll := checkpointOf(lines, 10)
-	damaged := []byte(strings.Replace(string(ofAll), `"events":10`, `"events":9`, 1))
-	longer := append(append([]string{}, lines...), u(10), line(11, "turn/start", strings.Replace(turnStart, `"turn":1`, `"turn":3`, 1), ""), line(12, "turn/end", strings.Replace(turnEnd, `"turn":1`, `"turn":3`, 1), ""))
-	ahead := checkpointOf(longer, 13)
-	beside := func(b []byte) map[string][]byte { return map[string][]byte{".checkpoint": b} }
-	steps := []conformance.Step{
-		open(whole, beside(ofPrefix)), show, appendUser, show,
-		open(whole, beside(ofAll)), appendUser, show,
-		open(whole, beside(damaged)), appendUser, show,
-		open(whole, beside(ahead)), appendUser, show,
-	}
-	return []conformance.Vector{vector("persist.store.jsonl.checkpoint_beside.001", conformance.TierRequired,
-		"STORE-18: a file opened with a checkpoint beside it (PATH.checkpoint) is the same log as without one, whether the checkpoint is true (of a prefix with a replace in it, or of every event), damaged, or of a longer log than the file: the same report, surface, messages and appends; a reader may ignore it, and one that uses it gives what a replay gives",
-		steps, "STORE-18")}
 }
 
 // sqliteCheckpoint is the schema of the checkpoints table and the state

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/surfacelog/surface/conformance"
@@ -43,6 +44,25 @@ func stores() []conformance.Vector {
 	turn := []string{header(""), line(0, "turn/start", turnStart, ""), u(1),
 		line(2, "assistant/message", `{"turn":1,"step":1,"content":[{"type":"tool-call","id":"c1","name":"read","arguments":{}}]}`, `,"surfaceOp":"append"`),
 		line(3, "tool/call", `{"turn":1,"step":1,"callId":"c1","name":"read","arguments":"{}"}`, "")}
+	// A log of two closed turns, the first holding a replace, and the
+	// checkpoints this library's store keeps of it (STORE-18): of a
+	// prefix, of every event, one damaged, one of a longer log.
+	turnN := func(data string, n int) string {
+		return strings.Replace(data, `"turn":1`, fmt.Sprintf(`"turn":%d`, n), 1)
+	}
+	closed := []string{header(""), line(0, "turn/start", turnStart, ""), u(1), u(2), u(3),
+		line(4, "user/message", user, `,"surfaceOp":{"op":"replace","start":1,"end":3},"sourceEventSeqs":[1,2,3]`),
+		line(5, "turn/end", turnEnd, ""), line(6, "turn/start", turnN(turnStart, 2), ""), u(7), u(8), line(9, "turn/end", turnN(turnEnd, 2), "")}
+	ofAll := checkpointOf(closed, 10)
+	checkpoints := map[string][]byte{
+		"prefix":  checkpointOf(closed, 6),
+		"all":     ofAll,
+		"damaged": []byte(strings.Replace(string(ofAll), `"events":10`, `"events":9`, 1)),
+		"ahead":   checkpointOf(append(slices.Clone(closed), u(10), line(11, "turn/start", turnN(turnStart, 3), ""), line(12, "turn/end", turnN(turnEnd, 3), "")), 13),
+	}
+	withCheckpoint := func(which string) conformance.Step {
+		return openAs(s1, file(closed...), map[string][]byte{".checkpoint": checkpoints[which]})
+	}
 	deep := `{"todos":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`
 	cases := []struct {
 		name  string
@@ -101,12 +121,16 @@ func stores() []conformance.Vector {
 			open(raw(header("") + "\n" + u(0) + "\n" + `{"type":"todo/wr` + "\xff" + `ite","seq":1,"time":1,"data":{"todos":[]}}` + "\n")), exact}, []string{"SURF-1", "SURF-4", "SURF-18"}},
 		{"registered_type", "SURF-3: the types a program registered are known when it opens a store", []conformance.Step{
 			{Op: "register", Types: []conformance.TypeDef{{Type: "app/note"}}}, open(file(header(""), line(0, "app/note", `{"text":"kept"}`, ""))), show}, []string{"SURF-3"}},
+		{"checkpoint_beside", "STORE-18: a file opened with a checkpoint beside it (PATH.checkpoint) is the same log as without one, whether the checkpoint is true (of a prefix with a replace in it, or of every event), damaged, or of a longer log than the file: the same report, surface, messages and appends; a reader may ignore it, and one that uses it gives what a replay gives", []conformance.Step{
+			withCheckpoint("prefix"), show, appendUser, show,
+			withCheckpoint("all"), appendUser, show,
+			withCheckpoint("damaged"), appendUser, show,
+			withCheckpoint("ahead"), appendUser, show}, []string{"STORE-18"}},
 	}
 	var out []conformance.Vector
 	for _, c := range cases {
 		out = append(out, vector("persist.store.jsonl."+c.name+".001", conformance.TierRequired, c.desc, c.steps, c.rules...))
 	}
-	out = append(out, checkpointVectors(func(f *[]byte, beside map[string][]byte) conformance.Step { return openAs(s1, f, beside) }, file, line, header(""), show, appendUser)...)
 	return append(out, sqliteStores()...)
 }
 

@@ -236,8 +236,6 @@ func resume(ctx context.Context, store Store, obs observe.Observer, opts []sessi
 	return &Session{Session: s, Store: store}, report, nil
 }
 
-// checkpointed is implemented by the stores that keep checkpoints
-// (STORE-18).
 // restore resumes from the checkpoint the store was opened from
 // (STORE-18): nil when it was opened from none, or when the checkpoint
 // cannot be used (session.Restore refuses it) and the store has read its
@@ -256,6 +254,8 @@ func restore(store Store, cs checkpointed, opts []session.Option) (*session.Sess
 	return s, nil
 }
 
+// checkpointed is implemented by the stores that keep checkpoints
+// (STORE-18).
 type checkpointed interface {
 	checkpointEvery() int                                    // 0: no checkpoints
 	writeCheckpoint(session.Checkpoint)                      // the session's checkpoint writer
