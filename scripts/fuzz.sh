@@ -29,7 +29,8 @@ time=${1:-30s}
 # Targets are ./fuzz's, and those that test a package's unexported code
 # beside it (PKG:TARGET).
 targets="$(grep -ho '^func Fuzz[A-Za-z]*' fuzz/*_test.go | sed 's/^func /.\/fuzz:/')
-./impl/message:FuzzMeter"
+./impl/message:FuzzMeter
+./impl/event:FuzzCompactWalkers"
 status=0
 for pt in $targets; do
   pkg=${pt%%:*} t=${pt#*:}

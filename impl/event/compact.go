@@ -1,6 +1,7 @@
 package event
 
 import (
+	"bytes"
 	"encoding/json"
 	"iter"
 )
@@ -12,14 +13,7 @@ import (
 func skip(b []byte, i int) int {
 	switch b[i] {
 	case '"':
-		i++
-		for b[i] != '"' {
-			if b[i] == '\\' {
-				i++
-			}
-			i++
-		}
-		return i + 1
+		return compactStringEnd(b, i)
 	case '{', '[':
 		depth := 0
 		for {
@@ -43,6 +37,25 @@ func skip(b []byte, i int) int {
 		}
 		return i
 	}
+}
+
+// compactStringEnd returns the index just past the string literal at b[i]
+// (len(b) when it is not closed). The first quote after b[i] ends it when
+// no backslash comes just before it, which bytes.IndexByte finds without
+// a loop of ours; a string with an escaped quote is walked byte by byte.
+func compactStringEnd(b []byte, i int) int {
+	if k := bytes.IndexByte(b[i+1:], '"'); k >= 0 && b[i+k] != '\\' {
+		return i + k + 2
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
 }
 
 // ArrayElements returns the elements of a compact JSON array, sharing

@@ -1,6 +1,8 @@
 package message
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -87,28 +89,28 @@ func scanBlock(b []byte, m *blockMembers) bool {
 		vStart := skipSpace(b, i+1)
 		vEnd := skipValue(b, vStart)
 		v := b[vStart:vEnd]
-		switch {
-		case keyIs(key, "type"):
+		switch string(keyName(key)) {
+		case "type":
 			if m.typ == nil {
 				m.typ = v
 			}
-		case keyIs(key, "text"):
+		case "text":
 			if !m.hasText {
 				m.text, m.hasText = v, true
 			}
-		case keyIs(key, "name"):
+		case "name":
 			if m.name == nil {
 				m.name = v
 			}
-		case keyIs(key, "arguments"):
+		case "arguments":
 			if m.args == nil {
 				m.args = v
 			}
-		case keyIs(key, "content"):
+		case "content":
 			if m.content == nil {
 				m.content = v
 			}
-		case keyIs(key, "native"):
+		case "native":
 			if !m.hasNative {
 				m.native, m.hasNative = v, true
 			}
@@ -122,18 +124,20 @@ func scanBlock(b []byte, m *blockMembers) bool {
 	return true
 }
 
-// keyIs reports whether the key literal quoted names name.
-func keyIs(quoted []byte, name string) bool {
-	if len(quoted) == len(name)+2 && string(quoted[1:len(quoted)-1]) == name {
-		return true
+// keyName is the name the key literal quoted holds: its bytes between
+// the quotes when it has no escape (the usual case: no copy), else the
+// decoded name, or nil when it does not decode (it then names no member
+// the meter reads).
+func keyName(quoted []byte) []byte {
+	name := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(name, '\\') < 0 {
+		return name
 	}
-	for _, c := range quoted {
-		if c == '\\' {
-			var s string
-			return json.Unmarshal(quoted, &s) == nil && s == name
-		}
+	var s string
+	if json.Unmarshal(quoted, &s) != nil {
+		return nil
 	}
-	return false
+	return []byte(s)
 }
 
 // typeName is the string a "type" member holds, empty when it holds none
@@ -189,8 +193,14 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the index just past the string literal at b[i].
+// skipString returns the index just past the string literal at b[i]
+// (len(b) when it is not closed). The first quote after b[i] ends it when
+// no backslash comes just before it, which bytes.IndexByte finds without
+// a loop of ours; a string with an escaped quote is walked byte by byte.
 func skipString(b []byte, i int) int {
+	if k := bytes.IndexByte(b[i+1:], '"'); k >= 0 && b[i+k] != '\\' {
+		return i + k + 2
+	}
 	for j := i + 1; j < len(b); j++ {
 		switch b[j] {
 		case '\\':
@@ -305,8 +315,11 @@ func stringUnits(lit []byte) (int, bool) {
 	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
 		return 0, false
 	}
-	n := 0
 	body := lit[1 : len(lit)-1]
+	if isASCII(body) && bytes.IndexByte(body, '\\') < 0 {
+		return len(body), true // one unit a byte
+	}
+	n := 0
 	for i := 0; i < len(body); {
 		c := body[i]
 		switch {
@@ -331,6 +344,22 @@ func stringUnits(lit []byte) (int, bool) {
 		}
 	}
 	return n, true
+}
+
+// isASCII reports whether b holds only ASCII bytes, eight at a time.
+func isASCII(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // quotedUnits is the UTF-16 length of what JSON.stringify writes for the
