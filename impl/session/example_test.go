@@ -86,6 +86,26 @@ func ExampleSession_Append_untyped() {
 	// surface.op_forbidden
 }
 
+// Data already in JSON form (a provider's stream, relayed as it comes)
+// goes in with AppendRaw: checked and compacted as Append checks an
+// event.Raw, and the session keeps its own copy, so the buffer can be
+// reused at once.
+func ExampleSession_AppendRaw() {
+	ctx := context.Background()
+	s := session.New(session.WithClock(fixedClock()))
+	buf := []byte(`{"turn": 1, "trigger": {"kind": "message"}}`)
+	e, err := s.AppendRaw(ctx, event.TypeTurnStart, buf)
+	fmt.Println(string(e.Data), err)
+	copy(buf, "XXXX")
+	fmt.Println(string(s.Events()[0].Data))
+	_, err = s.AppendRaw(ctx, event.TypeUserMessage, []byte(`{"content":[],"source":{"kind":"user"}}`))
+	fmt.Println(event.CodeOf(err))
+	// Output:
+	// {"turn":1,"trigger":{"kind":"message"}} <nil>
+	// {"turn":1,"trigger":{"kind":"message"}}
+	// surface.op_missing
+}
+
 // Tool results become one tool-result block of a user message.
 func ExampleSession_Messages() {
 	ctx := context.Background()

@@ -418,6 +418,32 @@ func (s *Session) Append(ctx context.Context, data event.Data, intent ...event.I
 	return s.appendOne(ctx, start, e)
 }
 
+// AppendRaw appends an event of type t whose data is the JSON text data:
+// it is Append(ctx, event.Raw{Type: t, Data: json.RawMessage(data)},
+// intent...), for data already encoded (a provider's stream relayed as it
+// comes), without the two allocations that boxing data twice costs. data is
+// checked and compacted into the log's own buffer; the session does not
+// keep it. ctx, intent and errors are as in Append.
+func (s *Session) AppendRaw(ctx context.Context, t event.Type, data json.RawMessage, intent ...event.Intent) (event.Event, error) {
+	var start time.Time
+	if s.cfg.observer != nil {
+		start = time.Now()
+	}
+	if len(intent) > 1 {
+		err := event.Errorf(event.CodeOpInvalid, -1, "Append takes at most one intent; it was given %d", len(intent))
+		s.observeAppend(ctx, start, t, -1, 0, 0, err)
+		return event.Event{}, err
+	}
+	e := event.Event{Type: t, Seq: -1, Data: data}
+	if len(intent) == 1 {
+		e.Op = intent[0].Op
+		if intent[0].Sources != nil {
+			e.Sources = slices.Clone(intent[0].Sources)
+		}
+	}
+	return s.appendOne(ctx, start, e)
+}
+
 // AppendEvent appends a complete event, with its own seq and time, checked
 // like any append: its seq must be the log's length (SURF-2). Use it to
 // replay or copy events; Append is for new ones. ctx is as in Append.

@@ -62,8 +62,13 @@ type Live struct{ S live }
 // Append appends as session.Session.Append does.
 func (l Live) Append(t event.Type, data any, intent *event.Intent) (event.Event, error) {
 	// A call through the interface would put the intent on the heap: a
-	// harness holds its session as what it is, and so does this one.
+	// harness holds its session as what it is, and so does this one; and
+	// JSON text goes in as a harness relaying a stream sends it, with
+	// AppendRaw (no event.Raw to box).
 	if s, ok := l.S.(*session.Session); ok {
+		if r, ok := data.(json.RawMessage); ok {
+			return s.AppendRaw(context.Background(), t, r, intent.Value())
+		}
 		return s.Append(context.Background(), event.Raw{Type: t, Data: data}, intent.Value())
 	}
 	return l.S.Append(context.Background(), event.Raw{Type: t, Data: data}, intent.Value())
