@@ -1,9 +1,10 @@
 package event
 
 import (
-	"bytes"
 	"encoding/json"
 	"iter"
+
+	"github.com/surfacelog/surface/internal/jsonscan"
 )
 
 // Helpers that walk compact, already validated JSON text (as stored in
@@ -13,7 +14,7 @@ import (
 func skip(b []byte, i int) int {
 	switch b[i] {
 	case '"':
-		return compactStringEnd(b, i)
+		return jsonscan.StringEnd(b, i)
 	case '{', '[':
 		depth := 0
 		for {
@@ -37,25 +38,6 @@ func skip(b []byte, i int) int {
 		}
 		return i
 	}
-}
-
-// compactStringEnd returns the index just past the string literal at b[i]
-// (len(b) when it is not closed). The first quote after b[i] ends it when
-// no backslash comes just before it, which bytes.IndexByte finds without
-// a loop of ours; a string with an escaped quote is walked byte by byte.
-func compactStringEnd(b []byte, i int) int {
-	if k := bytes.IndexByte(b[i+1:], '"'); k >= 0 && b[i+k] != '\\' {
-		return i + k + 2
-	}
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(b)
 }
 
 // ArrayElements returns the elements of a compact JSON array, sharing

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/surfacelog/surface/internal/jsonscan"
 )
 
 // The token meter (EstimateTokens) reads each block once, over its raw
@@ -80,7 +82,7 @@ func scanBlock(b []byte, m *blockMembers) bool {
 		return true
 	}
 	for i < len(b) && b[i] == '"' {
-		kEnd := skipString(b, i)
+		kEnd := jsonscan.StringEnd(b, i)
 		key := b[i:kEnd]
 		i = skipSpace(b, kEnd)
 		if i >= len(b) || b[i] != ':' {
@@ -193,25 +195,6 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the index just past the string literal at b[i]
-// (len(b) when it is not closed). The first quote after b[i] ends it when
-// no backslash comes just before it, which bytes.IndexByte finds without
-// a loop of ours; a string with an escaped quote is walked byte by byte.
-func skipString(b []byte, i int) int {
-	if k := bytes.IndexByte(b[i+1:], '"'); k >= 0 && b[i+k] != '\\' {
-		return i + k + 2
-	}
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(b)
-}
-
 // skipValue returns the index just past the JSON value at b[i].
 func skipValue(b []byte, i int) int {
 	if i >= len(b) {
@@ -219,13 +202,13 @@ func skipValue(b []byte, i int) int {
 	}
 	switch b[i] {
 	case '"':
-		return skipString(b, i)
+		return jsonscan.StringEnd(b, i)
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
 			switch b[j] {
 			case '"':
-				j = skipString(b, j) - 1
+				j = jsonscan.StringEnd(b, j) - 1
 			case '{', '[':
 				depth++
 			case '}', ']':
