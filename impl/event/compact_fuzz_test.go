@@ -3,6 +3,7 @@ package event
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -21,6 +22,9 @@ func FuzzCompactWalkers(f *testing.F) {
 		`{"text":"a \"quoted\" word","type":"text","t\u0065xt":1}`,
 		`["","\"\"","\\\\\\\\"]`,
 		`{"a":[1,{"b":"}"}],"c\u0064":"x","e":{"f":[]}}`,
+		// Past the 32 bytes walked before the search begins.
+		`{"text":"` + strings.Repeat("long text ", 4) + `\"quoted\" \\","next":1}`,
+		`["` + strings.Repeat("é", 20) + `\\\"","]"]`,
 	} {
 		f.Add(s)
 	}
