@@ -398,9 +398,7 @@ func (s *Session) Append(ctx context.Context, data event.Data, intent ...event.I
 	default:
 		t = data.EventType()
 	}
-	if len(intent) > 1 {
-		err := event.Errorf(event.CodeOpInvalid, -1, "Append takes at most one intent; it was given %d", len(intent))
-		s.observeAppend(ctx, start, t, -1, 0, 0, err)
+	if err := s.checkIntents(ctx, start, t, intent); err != nil {
 		return event.Event{}, err
 	}
 	raw, jerr := event.MarshalData(payload)
@@ -408,14 +406,7 @@ func (s *Session) Append(ctx context.Context, data event.Data, intent ...event.I
 		s.observeAppend(ctx, start, t, -1, 0, 0, jerr)
 		return event.Event{}, jerr
 	}
-	e := event.Event{Type: t, Seq: -1, Data: raw}
-	if len(intent) == 1 {
-		e.Op = intent[0].Op
-		if intent[0].Sources != nil {
-			e.Sources = slices.Clone(intent[0].Sources)
-		}
-	}
-	return s.appendOne(ctx, start, e)
+	return s.appendOne(ctx, start, newEvent(t, raw, intent))
 }
 
 // AppendRaw appends an event of type t whose data is the JSON text data:
@@ -429,11 +420,26 @@ func (s *Session) AppendRaw(ctx context.Context, t event.Type, data json.RawMess
 	if s.cfg.observer != nil {
 		start = time.Now()
 	}
-	if len(intent) > 1 {
-		err := event.Errorf(event.CodeOpInvalid, -1, "Append takes at most one intent; it was given %d", len(intent))
-		s.observeAppend(ctx, start, t, -1, 0, 0, err)
+	if err := s.checkIntents(ctx, start, t, intent); err != nil {
 		return event.Event{}, err
 	}
+	return s.appendOne(ctx, start, newEvent(t, data, intent))
+}
+
+// checkIntents refuses more than one intent (and reports the refusal to
+// the observer).
+func (s *Session) checkIntents(ctx context.Context, start time.Time, t event.Type, intent []event.Intent) error {
+	if len(intent) <= 1 {
+		return nil
+	}
+	err := event.Errorf(event.CodeOpInvalid, -1, "Append takes at most one intent; it was given %d", len(intent))
+	s.observeAppend(ctx, start, t, -1, 0, 0, err)
+	return err
+}
+
+// newEvent is the event to append of type t with data and the intent
+// given, if any (its sources copied), awaiting its seq and time.
+func newEvent(t event.Type, data []byte, intent []event.Intent) event.Event {
 	e := event.Event{Type: t, Seq: -1, Data: data}
 	if len(intent) == 1 {
 		e.Op = intent[0].Op
@@ -441,7 +447,7 @@ func (s *Session) AppendRaw(ctx context.Context, t event.Type, data json.RawMess
 			e.Sources = slices.Clone(intent[0].Sources)
 		}
 	}
-	return s.appendOne(ctx, start, e)
+	return e
 }
 
 // AppendEvent appends a complete event, with its own seq and time, checked
