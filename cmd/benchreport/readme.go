@@ -85,9 +85,10 @@ func ratioText(r float64) string {
 }
 
 // ratioUnit is a metric that is the ratio of two ways of doing one thing,
-// measured interleaved in one loop ("strict/loose", "resume/floor"), not
-// a quantity per something ("ns/op", "B/op", "ns/node").
-var ratioUnit = regexp.MustCompile(`^[a-z]+/[a-z]+$`)
+// measured interleaved in one loop ("strict/loose", "resume/floor",
+// "first/cold-steady"), not a quantity per something ("ns/op", "B/op",
+// "ns/node", "steady-ns/op").
+var ratioUnit = regexp.MustCompile(`^[a-z]+(-[a-z]+)*/[a-z]+(-[a-z]+)*$`)
 
 func isRatio(unit string) bool {
 	if !ratioUnit.MatchString(unit) {

@@ -86,3 +86,29 @@ BenchmarkReplace/impl/1000000/k=100-2 	 2000	 25000 ns/op
 		t.Errorf("rewrite: %q, %v", got, err)
 	}
 }
+
+// TestIsRatio: the ratios the benchmarks report, hyphenated names
+// included, beside look-alike quantities per something.
+func TestIsRatio(t *testing.T) {
+	for unit, want := range map[string]bool{
+		"strict/loose":         true,
+		"resume/floor":         true,
+		"first/steady":         true,
+		"first/cold-steady":    true,
+		"checkpoint/replay":    true,
+		"ns/op":                false,
+		"B/op":                 false,
+		"ns/node":              false,
+		"steady-ns/op":         false,
+		"checkpoint-cpu-ns/op": false,
+		"group-µs/turn":        false,
+		"onepass-ns/msg":       false,
+		"allocs/op":            false,
+		"kept/":                false,
+		"-a/b":                 false,
+	} {
+		if got := isRatio(unit); got != want {
+			t.Errorf("isRatio(%q) = %v, want %v", unit, got, want)
+		}
+	}
+}
