@@ -36,7 +36,8 @@ func refUsageTokens(data []byte) (int, bool) {
 
 // TestUsageTokensMatchesReference: on 20,000 generated assistant data
 // objects (no usage, usage not an object, each key alone or with others,
-// escaped keys, values that are whole numbers, negative, fractional,
+// escaped keys, the usage key escaped, the keys' names in a text or a
+// nested object where they do not count, values that are whole numbers, negative, fractional,
 // exponents, past int64, strings holding numbers or not, null, true), the
 // scanning UsageTokens and the encoding/json reference agree.
 func TestUsageTokensMatchesReference(t *testing.T) {
@@ -49,8 +50,16 @@ func TestUsageTokensMatchesReference(t *testing.T) {
 		var members []string
 		for _, k := range keys {
 			if r.IntN(3) == 0 {
-				if k == "output_tokens" && r.IntN(3) == 0 {
-					k = `output\u005ftokens` // the same key, escaped (a log refuses it twice)
+				if r.IntN(3) == 0 {
+					// The same key, escaped (a log refuses it twice).
+					switch k {
+					case "output_tokens":
+						k = `output\u005ftokens`
+					case "outputTokens":
+						k = `outputT\u006fkens`
+					case "completion_tokens":
+						k = `\u0063ompletion_tokens`
+					}
 				}
 				members = append(members, fmt.Sprintf(`"%s":%s`, k, values[r.IntN(len(values))]))
 			}
@@ -63,9 +72,17 @@ func TestUsageTokensMatchesReference(t *testing.T) {
 		case 1:
 			usage = ""
 		}
-		data := `{"turn":1,"content":[]`
+		// Look-alikes of the keys where they do not count: in a text, in
+		// a nested object.
+		content := []string{`[]`, `[{"type":"text","text":"outputTokens: 7"}]`,
+			`[{"type":"data","usage":{"output_tokens":7,"completion_tokens":8}}]`}[r.IntN(3)]
+		data := `{"turn":1,"content":` + content
 		if usage != "" {
-			data += `,"usage":` + usage
+			name := "usage"
+			if r.IntN(4) == 0 {
+				name = `us\u0061ge` // the usage key escaped
+			}
+			data += `,"` + name + `":` + usage
 		}
 		data += "}"
 		if !json.Valid([]byte(data)) {
