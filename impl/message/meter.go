@@ -41,7 +41,7 @@ func meterBlock(b []byte) int {
 	if !scanBlock(b, &m) {
 		return quarter(jsonUnits(b)) + 4
 	}
-	switch string(typeName(m.typ)) {
+	switch string(literalText(m.typ)) {
 	case "text", "reasoning":
 		if m.hasText {
 			if units, ok := stringUnits(m.text); ok {
@@ -91,7 +91,7 @@ func scanBlock(b []byte, m *blockMembers) bool {
 		vStart := skipSpace(b, i+1)
 		vEnd := skipValue(b, vStart)
 		v := b[vStart:vEnd]
-		switch string(keyName(key)) {
+		switch string(literalText(key)) {
 		case "type":
 			if m.typ == nil {
 				m.typ = v
@@ -126,36 +126,20 @@ func scanBlock(b []byte, m *blockMembers) bool {
 	return true
 }
 
-// keyName is the name the key literal quoted holds: its bytes between
-// the quotes when it has no escape (the usual case: no copy), else the
-// decoded name, or nil when it does not decode (it then names no member
-// the meter reads).
-func keyName(quoted []byte) []byte {
-	name := quoted[1 : len(quoted)-1]
-	if bytes.IndexByte(name, '\\') < 0 {
-		return name
-	}
-	var s string
-	if json.Unmarshal(quoted, &s) != nil {
-		return nil
-	}
-	return []byte(s)
-}
-
-// typeName is the string a "type" member holds, empty when it holds none
-// (its bytes, decoded only when it has an escape).
-func typeName(lit []byte) []byte {
+// literalText is the string the literal lit holds: its bytes between the
+// quotes when it has no escape (the usual case: no copy), else decoded,
+// and empty when it does not decode or is not a string. It reads both the
+// blocks' member names and their "type".
+func literalText(lit []byte) []byte {
 	if len(lit) < 2 || lit[0] != '"' {
 		return nil
 	}
-	for _, c := range lit {
-		if c == '\\' {
-			var s string
-			_ = json.Unmarshal(lit, &s)
-			return []byte(s)
-		}
+	if bytes.IndexByte(lit, '\\') < 0 {
+		return lit[1 : len(lit)-1]
 	}
-	return lit[1 : len(lit)-1]
+	var s string
+	_ = json.Unmarshal(lit, &s)
+	return []byte(s)
 }
 
 // firstElement returns the first element of the JSON array arr and what

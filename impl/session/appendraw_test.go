@@ -99,8 +99,9 @@ func TestAppendRawIsAppendOfRaw(t *testing.T) {
 	}
 }
 
-// TestAppendRawAllocatesLess: AppendRaw spares the boxing of the data that
-// Append of an event.Raw costs, allocation for allocation.
+// TestAppendRawAllocatesLess: AppendRaw spares the two boxings that
+// Append of an event.Raw costs (the JSON text into Raw.Data, the Raw into
+// event.Data), allocation for allocation.
 func TestAppendRawAllocatesLess(t *testing.T) {
 	ctx := context.Background()
 	s := session.New()
@@ -115,7 +116,7 @@ func TestAppendRawAllocatesLess(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if direct >= raw {
+	if raw-direct < 2 {
 		t.Errorf("AppendRaw allocates %v times an append, Append of a Raw %v", direct, raw)
 	}
 }
