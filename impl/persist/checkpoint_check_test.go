@@ -171,7 +171,7 @@ func TestCheckDatabaseCheckpoint(t *testing.T) {
 				return r.Checkpoint("s", events)
 			},
 			get: func() string { return string(sqliteCheckpoints.get(path)) },
-			put: func(s string) { sqliteCheckpoints.put(path, []byte(s)) },
+			put: func(s string) { sqliteCheckpoints.put(t, path, []byte(s)) },
 			exec: func(q string) {
 				withDB(path, func(d *sql.DB) {
 					if _, err := d.Exec(q); err != nil {
@@ -194,7 +194,11 @@ func TestCheckDatabaseCheckpoint(t *testing.T) {
 				return CheckPostgresCheckpoint(url, "s", events, WithPostgresSchema(pgSchemaOf(fake)))
 			},
 			get: func() string { return string(cs.get(fake)) },
-			put: func(s string) { cs.put(fake, []byte(s)) },
+			put: func(s string) {
+				if !cs.put(t, fake, []byte(s)) {
+					t.Fatalf("Postgres refused the checkpoint %q", s)
+				}
+			},
 			exec: func(q string) {
 				conn, err := pgx.Connect(ctx, url)
 				if err != nil {

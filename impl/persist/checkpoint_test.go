@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"pgregory.net/rapid"
 
 	"github.com/surfacelog/surface/impl/event"
@@ -147,10 +148,21 @@ func postgresCheckpoints(url string) checkpointStore {
 			}
 			return []byte(state)
 		},
-		put: func(path string, b []byte) {
+		put: func(t fataler, path string, b []byte) (stored bool) {
 			with(path, func(c *pgx.Conn, id string) {
-				c.Exec(ctx, `INSERT INTO `+id+`.checkpoints (session_id, state) VALUES ('s', $1) ON CONFLICT (session_id) DO UPDATE SET state = EXCLUDED.state`, string(b))
+				_, err := c.Exec(ctx, `INSERT INTO `+id+`.checkpoints (session_id, state) VALUES ('s', $1) ON CONFLICT (session_id) DO UPDATE SET state = EXCLUDED.state`, string(b))
+				var pgErr *pgconn.PgError
+				switch {
+				case err == nil:
+					stored = true
+				case errors.As(err, &pgErr) && pgErr.Code == "22021":
+					// A TEXT column holds only UTF-8: bytes changed into
+					// something else cannot be there, the old row stays.
+				default:
+					t.Fatal(err)
+				}
 			})
+			return stored
 		},
 		cut: func(t fataler, path string, keep int) {
 			with(path, func(c *pgx.Conn, id string) {
@@ -184,9 +196,10 @@ func pgSchemaOf(path string) string {
 type checkpointStore struct {
 	name string
 	open func(path string, every int) (Store, error)
-	// get and put read and write the checkpoint's bytes (nil: none).
+	// get and put read and write the checkpoint's bytes (nil: none); put
+	// reports false when the store cannot hold b and kept what it had.
 	get func(path string) []byte
-	put func(path string, b []byte)
+	put func(t fataler, path string, b []byte) (stored bool)
 	// cut keeps the first keep events; add appends events as they are.
 	cut func(t fataler, path string, keep int)
 	add func(t fataler, path string, events []event.Event)
@@ -206,7 +219,12 @@ var jsonlCheckpoints = checkpointStore{
 		}
 		return b
 	},
-	put: func(path string, b []byte) { os.WriteFile(CheckpointName(path), b, 0o644) },
+	put: func(t fataler, path string, b []byte) bool {
+		if err := os.WriteFile(CheckpointName(path), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return true
+	},
 	cut: cutLog,
 	add: func(t fataler, path string, events []event.Event) {
 		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
@@ -235,10 +253,13 @@ var sqliteCheckpoints = checkpointStore{
 		}
 		return []byte(state)
 	},
-	put: func(path string, b []byte) {
+	put: func(t fataler, path string, b []byte) bool {
 		withDB(path, func(db *sql.DB) {
-			db.Exec(`INSERT OR REPLACE INTO checkpoints (session_id, state) VALUES ('s', ?)`, string(b))
+			if _, err := db.Exec(`INSERT OR REPLACE INTO checkpoints (session_id, state) VALUES ('s', ?)`, string(b)); err != nil {
+				t.Fatal(err)
+			}
 		})
+		return true
 	},
 	cut: func(t fataler, path string, keep int) {
 		withDB(path, func(db *sql.DB) {
@@ -360,7 +381,7 @@ func checkpointProperty(t *testing.T, cs checkpointStore) {
 			case 3: // a crash, with an older checkpoint put back
 				crash()
 				if saved != nil {
-					cs.put(path, saved)
+					cs.put(rt, path, saved)
 				}
 				open(saved != nil)
 			case 7: // the log's tail rewritten with look-alike lines: each event's time one later
@@ -387,8 +408,7 @@ func checkpointProperty(t *testing.T, cs checkpointStore) {
 				open(false)
 			case 6: // a crash, with a checkpoint of the log before it lost its tail
 				crash()
-				if stale != nil {
-					cs.put(path, stale)
+				if stale != nil && cs.put(rt, path, stale) {
 					bad = stale
 				}
 				open(false)
@@ -401,8 +421,9 @@ func checkpointProperty(t *testing.T, cs checkpointStore) {
 						at := rapid.IntRange(0, len(b)-1).Draw(rt, "flipAt")
 						b[at] ^= byte(rapid.IntRange(1, 255).Draw(rt, "flip"))
 					}
-					cs.put(path, b)
-					bad = b
+					if cs.put(rt, path, b) {
+						bad = b
+					} // else the store kept the checkpoint it had, and what is known of it
 				}
 				open(false)
 			case 5: // the machine lost the log's tail: the checkpoint may be ahead of it
@@ -814,7 +835,9 @@ func TestCloseCheckpointsOnlyWhatIsNew(t *testing.T) {
 			// writes a good one though nothing was appended.
 			b := st.cs.get(path)
 			b[len(b)/2] ^= 0x20
-			st.cs.put(path, b)
+			if !st.cs.put(t, path, b) {
+				t.Fatal("the store refused the damaged checkpoint")
+			}
 			at3 = st.stamp(t, path)
 			if n4, at4 := cycle(0); same(at4, at3) {
 				t.Fatalf("the damaged checkpoint was not replaced (%d events)", n4)
