@@ -1,6 +1,7 @@
 package event
 
 import (
+	"bytes"
 	"encoding/json"
 	"iter"
 
@@ -14,13 +15,21 @@ import (
 func skip(b []byte, i int) int {
 	switch b[i] {
 	case '"':
-		return jsonscan.StringEnd(b, i)
+		if j := jsonscan.ShortEnd(b, i); j > 0 { // inlined: no call for a key
+			return j
+		} else {
+			return jsonscan.EndFrom(b, -j)
+		}
 	case '{', '[':
 		depth := 0
 		for {
 			switch b[i] {
 			case '"':
-				i = skip(b, i)
+				if j := jsonscan.ShortEnd(b, i); j > 0 {
+					i = j
+				} else {
+					i = jsonscan.EndFrom(b, -j)
+				}
 				continue
 			case '{', '[':
 				depth++
@@ -82,6 +91,35 @@ func ObjectMember(obj []byte, name string) ([]byte, bool) {
 		}
 		if obj[vEnd] == '}' {
 			return nil, false
+		}
+		i = vEnd + 1
+	}
+}
+
+// ObjectMembers looks up several members of a compact JSON object in one
+// walk: vals[k] is set to what ObjectMember(obj, names[k]) returns, nil
+// when obj has no such member (a value is never empty). The walk ends
+// once every name is found. vals must be at least as long as names.
+func ObjectMembers(obj []byte, names []string, vals [][]byte) {
+	clear(vals[:len(names)])
+	if len(obj) < 2 || obj[0] != '{' || obj[1] == '}' {
+		return
+	}
+	left := len(names)
+	for i := 1; ; {
+		kEnd := skip(obj, i)
+		vEnd := skip(obj, kEnd+1)
+		key := obj[i:kEnd]
+		raw := key[1 : len(key)-1]
+		escaped := bytes.IndexByte(raw, '\\') >= 0
+		for k, name := range names {
+			if vals[k] == nil && (!escaped && string(raw) == name || escaped && keyEquals(key, name)) {
+				vals[k] = obj[kEnd+1 : vEnd : vEnd]
+				left--
+			}
+		}
+		if left == 0 || obj[vEnd] == '}' {
+			return
 		}
 		i = vEnd + 1
 	}

@@ -3,6 +3,7 @@ package event
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -57,6 +58,28 @@ func FuzzCompactWalkers(f *testing.F) {
 			}
 			if _, ok := ObjectMember(c, "\x00absent"); ok {
 				t.Fatalf("ObjectMember(%s) found a name it does not hold", c)
+			}
+			// ObjectMembers: all names at once, an absent one among
+			// them, in the object's order and reversed, and one alone.
+			names := []string{"\x00absent"}
+			for name := range members {
+				names = append(names, name)
+			}
+			slices.Sort(names)
+			reversed := slices.Clone(names)
+			slices.Reverse(reversed)
+			for _, ns := range [][]string{names, reversed, names[len(names)-1:]} {
+				vals := make([][]byte, len(ns)+1)
+				vals[len(ns)] = []byte("untouched")
+				ObjectMembers(c, ns, vals)
+				for k, name := range ns {
+					if want := members[name]; !bytes.Equal(vals[k], want) || (vals[k] == nil) != (want == nil) {
+						t.Fatalf("ObjectMembers(%s, %q)[%d] = %s, want %s", c, ns, k, vals[k], want)
+					}
+				}
+				if string(vals[len(ns)]) != "untouched" {
+					t.Fatalf("ObjectMembers(%s, %q) wrote past its names", c, ns)
+				}
 			}
 		case '[':
 			var els []json.RawMessage

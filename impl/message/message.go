@@ -42,41 +42,85 @@ type Message struct {
 // false when the event gives no message: an assistant/message with empty
 // content (SURF-20), or a type that is not surface-eligible.
 func FromEvent(e *event.Event) (m Message, ok bool) {
+	m, _, ok = read(e, false, nil)
+	return m, ok
+}
+
+// Metered is FromEvent(e) and Tokens(e, m, estimate) with e's data read
+// once: the message of surface node e and its token count (0 when e gives
+// no message).
+func Metered(e *event.Event, estimate func(Message) int) (m Message, tokens int, ok bool) {
+	return read(e, true, estimate)
+}
+
+// The members each type's message is made of, looked up in one walk of
+// its data (event.ObjectMembers).
+var (
+	assistantMembers  = []string{"content", "provenance", "usage"}
+	toolResultMembers = []string{"callId", "content", "isError"}
+	contextMembers    = []string{"envelope", "content", "source"}
+	steeringMembers   = []string{"content", "source"}
+)
+
+// read is FromEvent, and with count the message's tokens (see Tokens).
+func read(e *event.Event, count bool, estimate func(Message) int) (m Message, tokens int, ok bool) {
 	m.Seq = e.Seq
+	var vals [3][]byte
 	switch e.Type {
 	case event.TypeUserMessage:
 		m.Role = RoleUser
-		m.Content = blocks(e.Data)
+		content, _ := event.ObjectMember(e.Data, "content")
+		m.Content = blocksOf(content)
 	case event.TypeAssistantMessage:
-		m.Role = RoleAssistant
-		m.Content = blocks(e.Data)
-		if len(m.Content) == 0 {
-			return Message{}, false
+		names := assistantMembers
+		if !count {
+			names = names[:2] // no usage
 		}
-		if p, ok := event.ObjectMember(e.Data, "provenance"); ok {
-			m.Provenance = json.RawMessage(p)
+		event.ObjectMembers(e.Data, names, vals[:])
+		m.Role = RoleAssistant
+		m.Content = blocksOf(vals[0])
+		if len(m.Content) == 0 {
+			return Message{}, 0, false
+		}
+		if vals[1] != nil {
+			m.Provenance = json.RawMessage(vals[1])
+		}
+		if count {
+			if n, ok := usageOf(vals[2]); ok {
+				return m, n, true
+			}
 		}
 	case event.TypeToolResult:
+		event.ObjectMembers(e.Data, toolResultMembers, vals[:])
 		m.Role = RoleUser
-		m.Content = []json.RawMessage{toolResultBlock(e.Data)}
+		m.Content = []json.RawMessage{resultBlock(vals[0], vals[1], vals[2])}
 	case event.TypeContextMessage:
+		event.ObjectMembers(e.Data, contextMembers, vals[:])
 		m.Role = RoleUser
-		if env, ok := event.ObjectMember(e.Data, "envelope"); ok && isRaw(env) {
-			m.Content = blocks(e.Data)
+		if vals[0] != nil && isRaw(vals[0]) {
+			m.Content = blocksOf(vals[1])
 		} else {
-			m.Content = tagged("context", e.Data)
+			m.Content = tagged("context", vals[2], vals[1])
 		}
 	case event.TypeSteeringMessage:
+		event.ObjectMembers(e.Data, steeringMembers, vals[:])
 		m.Role = RoleUser
-		m.Content = tagged("steering", e.Data)
+		m.Content = tagged("steering", vals[1], vals[0])
 	default:
-		return Message{}, false
+		return Message{}, 0, false
 	}
-	return m, true
+	if count {
+		if estimate == nil {
+			tokens = EstimateTokens(m)
+		} else {
+			tokens = estimate(m)
+		}
+	}
+	return m, tokens, true
 }
 
-func blocks(data []byte) []json.RawMessage {
-	content, _ := event.ObjectMember(data, "content")
+// blocksOf is the blocks of a content member's value.
+func blocksOf(content []byte) []json.RawMessage {
 	els := event.ArrayElements(content)
 	out := make([]json.RawMessage, len(els))
 	for i, b := range els {
@@ -91,9 +135,13 @@ func blocks(data []byte) []json.RawMessage {
 func ToolResultBlock(data []byte) json.RawMessage { return toolResultBlock(data) }
 
 func toolResultBlock(data []byte) json.RawMessage {
-	callID, _ := event.ObjectMember(data, "callId")
-	content, _ := event.ObjectMember(data, "content")
-	isError, _ := event.ObjectMember(data, "isError")
+	var vals [3][]byte
+	event.ObjectMembers(data, toolResultMembers, vals[:])
+	return resultBlock(vals[0], vals[1], vals[2])
+}
+
+// resultBlock is the tool-result block of a tool/result's members.
+func resultBlock(callID, content, isError []byte) json.RawMessage {
 	b := make([]byte, 0, 64+len(callID)+len(content))
 	b = append(b, `{"type":"tool-result","toolCallId":`...)
 	b = append(b, callID...)
@@ -104,10 +152,12 @@ func toolResultBlock(data []byte) json.RawMessage {
 	return append(b, '}')
 }
 
-func tagged(tag string, data []byte) []json.RawMessage {
-	source, _ := event.ObjectMember(data, "source")
+// tagged is the content of a context or steering message that is not raw:
+// its blocks (content) between two text blocks naming tag and the kind of
+// its source.
+func tagged(tag string, source, content []byte) []json.RawMessage {
 	kindRaw, _ := event.ObjectMember(source, "kind")
-	inner := blocks(data)
+	inner := blocksOf(content)
 	out := make([]json.RawMessage, 0, len(inner)+2)
 	out = append(out, textBlock("<"+tag+" source="+Restringify(kindRaw)+">"))
 	out = append(out, inner...)
@@ -267,8 +317,13 @@ func JSNumber(lit []byte) string {
 // data as the log keeps it (compact, no member repeated); it is read in
 // place, without encoding/json.
 func UsageTokens(data []byte) (int, bool) {
-	u, ok := event.ObjectMember(data, "usage")
-	if !ok || len(u) < 2 || u[0] != '{' {
+	u, _ := event.ObjectMember(data, "usage")
+	return usageOf(u)
+}
+
+// usageOf is UsageTokens of the value of the usage member (nil: none).
+func usageOf(u []byte) (int, bool) {
+	if len(u) < 2 || u[0] != '{' {
 		return 0, false
 	}
 	for _, k := range [...]string{"outputTokens", "output_tokens", "completion_tokens"} {

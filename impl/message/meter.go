@@ -82,7 +82,10 @@ func scanBlock(b []byte, m *blockMembers) bool {
 		return true
 	}
 	for i < len(b) && b[i] == '"' {
-		kEnd := jsonscan.StringEnd(b, i)
+		kEnd := jsonscan.ShortEnd(b, i) // inlined: a key ends in its loop
+		if kEnd < 0 {
+			kEnd = jsonscan.EndFrom(b, -kEnd)
+		}
 		key := b[i:kEnd]
 		i = skipSpace(b, kEnd)
 		if i >= len(b) || b[i] != ':' {
@@ -186,13 +189,21 @@ func skipValue(b []byte, i int) int {
 	}
 	switch b[i] {
 	case '"':
-		return jsonscan.StringEnd(b, i)
+		if j := jsonscan.ShortEnd(b, i); j > 0 {
+			return j
+		} else {
+			return jsonscan.EndFrom(b, -j)
+		}
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
 			switch b[j] {
 			case '"':
-				j = jsonscan.StringEnd(b, j) - 1
+				if end := jsonscan.ShortEnd(b, j); end > 0 {
+					j = end - 1
+				} else {
+					j = jsonscan.EndFrom(b, -end) - 1
+				}
 			case '{', '[':
 				depth++
 			case '}', ']':

@@ -199,11 +199,11 @@ func (s *Session) observe(c surface.Change) {
 // entry is the view's entry for surface node ev with order label label:
 // its message and its tokens.
 func (s *Session) entry(ev *event.Event, label int64) view.Entry {
-	m, ok := message.FromEvent(ev)
+	m, tokens, ok := message.Metered(ev, s.cfg.estimate)
 	if !ok {
 		m = message.Message{Seq: ev.Seq} // a node that gives no message (SURF-20)
 	}
-	return view.Entry{Label: label, Msg: m, Tokens: message.Tokens(ev, m, s.cfg.estimate)}
+	return view.Entry{Label: label, Msg: m, Tokens: tokens}
 }
 
 // Seed returns a session whose log is events, checked event by event with

@@ -10,26 +10,51 @@ const short = 32
 // StringEnd returns the index just past the string literal whose opening
 // quote is b[i], or len(b) when the literal is not closed. A backslash
 // escapes the byte after it; the closing quote is the first one not
-// escaped.
+// escaped. Where it is called per literal, the same is
+//
+//	if j := ShortEnd(b, i); j > 0 { end = j } else { end = EndFrom(b, -j) }
+//
+// with ShortEnd inlined: no call for a short literal without escapes.
 func StringEnd(b []byte, i int) int {
-	j := i + 1
-	head := b[j:min(len(b), j+short)]
-	for k, c := range head {
-		switch c {
-		case '"':
-			return j + k + 1
-		case '\\':
-			return walk(b, j+k)
+	if j := ShortEnd(b, i); j > 0 {
+		return j
+	} else {
+		return EndFrom(b, -j)
+	}
+}
+
+// ShortEnd looks for the end of the string literal whose opening quote is
+// b[i] in its first short bytes, by a loop small enough to be inlined
+// where it is called (keys, ids and small values end there). It returns
+// the index just past the closing quote when it found it with no escape
+// before it, else -s: the search goes on at b[s] (EndFrom), a backslash
+// or the first byte it did not read.
+func ShortEnd(b []byte, i int) int {
+	end := min(len(b), i+1+short)
+	for j := i + 1; j < end; j++ {
+		if b[j] == '"' {
+			return j + 1
+		}
+		if b[j] == '\\' {
+			return -j
 		}
 	}
-	j += len(head)
-	// No escape is pending at j. A quote with no backslash just before it
-	// ends the literal; a backslash there may be escaped itself, so the
-	// walk decides.
-	if k := bytes.IndexByte(b[j:], '"'); k >= 0 && (k == 0 || b[j+k-1] != '\\') {
-		return j + k + 1
+	return -end
+}
+
+// EndFrom is StringEnd of a literal where ShortEnd left the search, at
+// b[s]: no escape is pending there.
+func EndFrom(b []byte, s int) int {
+	if s < len(b) && b[s] == '\\' {
+		return walk(b, s)
 	}
-	return walk(b, j)
+	// A quote with no backslash just before it ends the literal (the byte
+	// before s is one ShortEnd read, or the opening quote); a backslash
+	// there may be escaped itself, so the walk decides.
+	if k := bytes.IndexByte(b[s:], '"'); k >= 0 && (k == 0 || b[s+k-1] != '\\') {
+		return s + k + 1
+	}
+	return walk(b, s)
 }
 
 // walk is StringEnd byte by byte from b[j], where no escape is pending.
