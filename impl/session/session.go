@@ -89,7 +89,7 @@ func WithClock(clock func() int64) Option {
 }
 
 func newConfig(opts []Option) config {
-	c := config{clock: func() int64 { return time.Now().UnixMilli() }}
+	c := config{clock: wallMillis}
 	for _, o := range opts {
 		o(&c)
 	}
