@@ -66,6 +66,7 @@ var (
 func read(e *event.Event, count bool, estimate func(Message) int) (m Message, tokens int, ok bool) {
 	m.Seq = e.Seq
 	var vals [3][]byte
+	var usage []byte // an assistant message's usage member, when counted
 	switch e.Type {
 	case event.TypeUserMessage:
 		m.Role = RoleUser
@@ -85,15 +86,10 @@ func read(e *event.Event, count bool, estimate func(Message) int) (m Message, to
 		if vals[1] != nil {
 			m.Provenance = json.RawMessage(vals[1])
 		}
-		if count {
-			if n, ok := usageOf(vals[2]); ok {
-				return m, n, true
-			}
-		}
+		usage = vals[2]
 	case event.TypeToolResult:
-		event.ObjectMembers(e.Data, toolResultMembers, vals[:])
 		m.Role = RoleUser
-		m.Content = []json.RawMessage{resultBlock(vals[0], vals[1], vals[2])}
+		m.Content = []json.RawMessage{toolResultBlock(e.Data)}
 	case event.TypeContextMessage:
 		event.ObjectMembers(e.Data, contextMembers, vals[:])
 		m.Role = RoleUser
@@ -110,11 +106,7 @@ func read(e *event.Event, count bool, estimate func(Message) int) (m Message, to
 		return Message{}, 0, false
 	}
 	if count {
-		if estimate == nil {
-			tokens = EstimateTokens(m)
-		} else {
-			tokens = estimate(m)
-		}
+		tokens = tokensOf(m, usage, estimate)
 	}
 	return m, tokens, true
 }
@@ -137,11 +129,7 @@ func ToolResultBlock(data []byte) json.RawMessage { return toolResultBlock(data)
 func toolResultBlock(data []byte) json.RawMessage {
 	var vals [3][]byte
 	event.ObjectMembers(data, toolResultMembers, vals[:])
-	return resultBlock(vals[0], vals[1], vals[2])
-}
-
-// resultBlock is the tool-result block of a tool/result's members.
-func resultBlock(callID, content, isError []byte) json.RawMessage {
+	callID, content, isError := vals[0], vals[1], vals[2]
 	b := make([]byte, 0, 64+len(callID)+len(content))
 	b = append(b, `{"type":"tool-result","toolCallId":`...)
 	b = append(b, callID...)
@@ -361,10 +349,19 @@ func Tokens(e *event.Event, m Message, estimate func(Message) int) int {
 	if m.Role == "" {
 		return 0
 	}
+	var usage []byte
 	if e.Type == event.TypeAssistantMessage {
-		if n, ok := UsageTokens(e.Data); ok {
-			return n
-		}
+		usage, _ = event.ObjectMember(e.Data, "usage")
+	}
+	return tokensOf(m, usage, estimate)
+}
+
+// tokensOf is the token count of message m whose node records usage (the
+// value of an assistant message's usage member; nil: none): the output
+// tokens it reports, else estimate(m) (nil: EstimateTokens).
+func tokensOf(m Message, usage []byte, estimate func(Message) int) int {
+	if n, ok := usageOf(usage); ok {
+		return n
 	}
 	if estimate == nil {
 		return EstimateTokens(m)
