@@ -46,7 +46,12 @@ func FuzzDifferential(f *testing.F) {
 // and with the model's encoding/json checks: they must agree on
 // acceptance, on the code, and on the compact form (SURF-4, SURF-5).
 func FuzzData(f *testing.F) {
-	for _, s := range []string{`{"todos":[]}`, `{"todos":[1,-0]}`, `{"a":1,"a":2}`, `{"todos":[9007199254740993]}`, "{\"todos\":[\"\xff\"]}", `{ "todos" : [ 1.50e3 , "\u00e9\n" ] }`, `[`, `{"todos":[{"x":{"y":[]}}]}`} {
+	for _, s := range []string{`{"todos":[]}`, `{"todos":[1,-0]}`, `{"a":1,"a":2}`, `{"todos":[9007199254740993]}`, "{\"todos\":[\"\xff\"]}", `{ "todos" : [ 1.50e3 , "\u00e9\n" ] }`, `[`, `{"todos":[{"x":{"y":[]}}]}`,
+		// Long strings: the scanner reads plain bytes eight at a time, so
+		// a quote, a backslash, a control or multi-byte character at each
+		// place of a word, and a string ending at the end of the text.
+		"{\"todos\":[\"abcdefgh\\\"ijklmnopq\\\\rstuvwx\u00e9yz0123456789\",\"0123456\x01\",\"\xe6\x97\xa5\xe6\x9c\xac long enough text\"]}",
+		`{"todos":["abcdefghijklmnopqrstuvwxyz`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

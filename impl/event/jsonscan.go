@@ -2,8 +2,10 @@ package event
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"math"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -40,7 +42,8 @@ func compactData(data []byte) (out []byte, members []member, reason string) {
 }
 
 func scan(data []byte, lenient bool) (out []byte, members []member, reason string) {
-	s := scanner{in: data, out: make([]byte, 0, len(data)), lenient: lenient}
+	var s scanner // not a composite literal: see scanDataInto
+	s.in, s.out, s.lenient = data, make([]byte, 0, len(data)), lenient
 	s.ws()
 	if !s.value() {
 		return nil, nil, s.bad
@@ -173,7 +176,10 @@ func (s *scanner) object() bool {
 			return false
 		}
 		if top {
-			s.members = append(s.members, member{key: key, start: start, end: len(s.out)})
+			// Field by field, as in scanDataInto.
+			s.members = append(s.members, member{})
+			m := &s.members[len(s.members)-1]
+			m.key, m.start, m.end = key, start, len(s.out)
 		}
 		s.ws()
 		if s.pos >= len(s.in) {
@@ -234,16 +240,26 @@ func (s *scanner) array() bool {
 // str scans a string token and copies it to out verbatim. With decode, it
 // also returns its value: the input's bytes when the token has no escape,
 // a decoded copy otherwise.
+//
+// Its position is a local (s.pos is written when it returns), and runs
+// of plain bytes are skipped eight at a time (plainRun).
 func (s *scanner) str(decode bool) ([]byte, bool) {
+	in := s.in
 	start := s.pos
-	s.pos++ // opening quote
+	i := start + 1 // opening quote
 	escaped := false
-	for s.pos < len(s.in) {
-		c := s.in[s.pos]
+	for {
+		i = plainRun(in, i)
+		if i >= len(in) {
+			s.pos = i
+			return nil, s.fail("unterminated string")
+		}
+		c := in[i]
 		switch {
 		case c == '"':
-			s.pos++
-			raw := s.in[start:s.pos]
+			i++
+			s.pos = i
+			raw := in[start:i]
 			s.out = append(s.out, raw...)
 			if !decode {
 				return nil, true
@@ -258,33 +274,67 @@ func (s *scanner) str(decode bool) ([]byte, bool) {
 			return []byte(v), true
 		case c == '\\':
 			escaped = true
-			if s.pos+1 >= len(s.in) {
+			if i+1 >= len(in) {
+				s.pos = i
 				return nil, s.fail("unexpected end of JSON")
 			}
-			switch s.in[s.pos+1] {
+			switch in[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.pos += 2
+				i += 2
 			case 'u':
-				if s.pos+6 > len(s.in) || !isHex4(s.in[s.pos+2:s.pos+6]) {
+				if i+6 > len(in) || !isHex4(in[i+2:i+6]) {
+					s.pos = i
 					return nil, s.fail("invalid \\u escape")
 				}
-				s.pos += 6
+				i += 6
 			default:
+				s.pos = i
 				return nil, s.fail("invalid escape")
 			}
 		case c < 0x20:
+			s.pos = i
 			return nil, s.fail("control character in string")
 		case c < utf8.RuneSelf || s.lenient:
-			s.pos++
+			i++
 		default:
-			r, size := utf8.DecodeRune(s.in[s.pos:])
+			r, size := utf8.DecodeRune(in[i:])
 			if r == utf8.RuneError && size == 1 {
+				s.pos = i
 				return nil, s.fail("invalid UTF-8")
 			}
-			s.pos += size
+			i += size
 		}
 	}
-	return nil, s.fail("unterminated string")
+}
+
+// plainRun returns the index of the first byte at or after i, within a
+// string token, that is not plain: a quote, a backslash, a control
+// character or a byte of a multi-byte character (past the end of in if
+// all are plain). It reads eight bytes at a time while eight remain.
+func plainRun(in []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for i+8 <= len(in) {
+		w := binary.LittleEndian.Uint64(in[i:])
+		// A byte's high bit is set in one of the terms exactly when the
+		// byte is below 0x20 (c - 0x20 wraps), is a quote or a backslash
+		// (c ^ q is zero, and 0 - 1 wraps) or is 0x80 or more (c - 0x20
+		// keeps the bit from 0xa0 on, (c ^ '"') - 1 below that). Only a
+		// byte that wraps borrows from the next, so the lowest byte
+		// flagged is the first that is not plain (TestPlainRun tries
+		// every value, and every pair of values in a word).
+		special := ((w - ones*0x20) | ((w ^ (ones * '"')) - ones) | ((w ^ (ones * '\\')) - ones)) & highs
+		if special != 0 {
+			return i + bits.TrailingZeros64(special)/8
+		}
+		i += 8
+	}
+	for i < len(in) {
+		if c := in[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return i
+		}
+		i++
+	}
+	return i
 }
 
 func isHex4(b []byte) bool {

@@ -121,3 +121,65 @@ func TestEnumAndBlocksAsBefore(t *testing.T) {
 func isToken(tok string) bool {
 	return len(tok) >= 2 && tok[0] == '"' && tok[len(tok)-1] == '"'
 }
+
+// plainRunRef is plainRun a byte at a time.
+func plainRunRef(in []byte, i int) int {
+	for ; i < len(in); i++ {
+		if c := in[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return i
+		}
+	}
+	return i
+}
+
+// TestPlainRun holds plainRun, which tests eight bytes at once, against a
+// byte at a time: every byte value at every place of a word and past it,
+// every pair of byte values in one word (a lower byte's borrow must not
+// hide or fake a higher one), and random text of look-alike bytes (the
+// neighbours of each special value) from every start.
+func TestPlainRun(t *testing.T) {
+	check := func(in []byte, i int) {
+		t.Helper()
+		if got, want := plainRun(in, i), plainRunRef(in, i); got != want {
+			t.Fatalf("plainRun(%q, %d) = %d, want %d", in, i, got, want)
+		}
+	}
+	buf := []byte(strings.Repeat("a", 20))
+	for p := range 20 {
+		for c := range 256 {
+			buf[p] = byte(c)
+			for start := 0; start <= p+1 && start <= len(buf); start++ {
+				check(buf, start)
+			}
+			check(buf[:p+1], 0)
+			buf[p] = 'a'
+		}
+	}
+	word := []byte("aaaaaaaaaaaa")
+	for p1 := range 8 {
+		for p2 := p1 + 1; p2 < 8; p2++ {
+			for c1 := range 256 {
+				for c2 := range 256 {
+					word[p1], word[p2] = byte(c1), byte(c2)
+					check(word, 0)
+				}
+			}
+			word[p1], word[p2] = 'a', 'a'
+		}
+	}
+	alphabet := []byte{0x00, 0x01, 0x1f, 0x20, 0x21, '"' - 1, '"', '"' + 1, '\\' - 1, '\\', '\\' + 1, 'a', 0x7e, 0x7f, 0x80, 0x81, 0xc3, 0xfe, 0xff}
+	r := rand.New(rand.NewPCG(13, 17))
+	for range 3000 {
+		in := make([]byte, r.IntN(40))
+		for k := range in {
+			if r.IntN(4) == 0 {
+				in[k] = alphabet[r.IntN(len(alphabet))]
+			} else {
+				in[k] = 'a' + byte(r.IntN(26))
+			}
+		}
+		for start := 0; start <= len(in); start++ {
+			check(in, start)
+		}
+	}
+}

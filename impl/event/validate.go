@@ -160,9 +160,10 @@ func checkShape(spec *TypeSpec, data []byte, members []member) string {
 	if len(data) == 0 || data[0] != '{' {
 		return "not a JSON object"
 	}
+	next := 0 // where the next field is looked for first
 	for i := range spec.Fields {
 		f := &spec.Fields[i]
-		v, ok := findMember(data, members, f.Name)
+		v, ok := findMember(data, members, f.Name, &next)
 		if !ok {
 			if f.Required {
 				return "missing required field " + strconv.Quote(f.Name)
@@ -176,9 +177,21 @@ func checkShape(spec *TypeSpec, data []byte, members []member) string {
 	return ""
 }
 
-func findMember(data []byte, members []member, name string) ([]byte, bool) {
-	for _, m := range members {
-		if string(m.key) == name {
+// findMember returns the value of the member called name. Members mostly
+// come in the order of the type's fields, so the search starts at *next,
+// the member after the last one found, and goes round; *next is moved
+// past the member found.
+func findMember(data []byte, members []member, name string, next *int) ([]byte, bool) {
+	from := min(*next, len(members))
+	for k := from; k < len(members); k++ {
+		if m := &members[k]; string(m.key) == name {
+			*next = k + 1
+			return data[m.start:m.end], true
+		}
+	}
+	for k := range from {
+		if m := &members[k]; string(m.key) == name {
+			*next = k + 1
 			return data[m.start:m.end], true
 		}
 	}
@@ -195,6 +208,9 @@ func kindProblem(f *FieldSpec, v []byte) string {
 	case KindInteger:
 		if v[0] != '-' && (v[0] < '0' || v[0] > '9') {
 			return "is not a number"
+		}
+		if shortDigits(v) {
+			return "" // exact: what ParseFloat and Trunc would say, at no cost
 		}
 		x, err := strconv.ParseFloat(string(v), 64)
 		if err != nil || x != math.Trunc(x) {
@@ -252,6 +268,24 @@ func kindProblem(f *FieldSpec, v []byte) string {
 		}
 	}
 	return ""
+}
+
+// shortDigits reports whether v is a literal of at most 15 digits, with
+// or without a minus: an integer a float64 holds exactly.
+func shortDigits(v []byte) bool {
+	d := v
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if len(d) == 0 || len(d) > 15 {
+		return false
+	}
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func decodeString(v []byte) (string, bool) {
