@@ -39,7 +39,7 @@ type TypeSpec struct {
 
 // Lookup returns the catalog entry of t.
 func Lookup(t Type) (*TypeSpec, bool) {
-	i, ok := catalogIndex[t]
+	i, ok := catalogIndex(t)
 	if !ok {
 		return nil, false
 	}
@@ -48,13 +48,13 @@ func Lookup(t Type) (*TypeSpec, bool) {
 
 // Known reports whether t is in the catalog (SURF-3).
 func Known(t Type) bool {
-	_, ok := catalogIndex[t]
+	_, ok := catalogIndex(t)
 	return ok
 }
 
 // IsSurface reports whether t is a surface-eligible type.
 func IsSurface(t Type) bool {
-	i, ok := catalogIndex[t]
+	i, ok := catalogIndex(t)
 	return ok && catalog[i].Surface
 }
 
@@ -70,10 +70,47 @@ func Types() []Type {
 // Codes returns every error code, in check order (SURF-16).
 func Codes() []Code { return append([]Code(nil), allCodes...) }
 
-var catalogIndex = func() map[Type]int {
-	m := make(map[Type]int, len(catalog))
-	for i := range catalog {
-		m[catalog[i].Type] = i
+// catalogIndex returns the index in the catalog of t, which every event
+// checked, decoded or folded asks for, without a map: a hash of t's length
+// and three of its bytes picks a slot of catalogSlots, which holds the
+// index (plus one) of the only type that hashes there, and that type is
+// compared with t.
+func catalogIndex(t Type) (int, bool) {
+	if len(t) == 0 {
+		return 0, false
 	}
-	return m
+	i := catalogSlots[slotOf(t, catalogMul)]
+	if i == 0 || catalog[i-1].Type != t {
+		return 0, false
+	}
+	return int(i - 1), true
+}
+
+const slotBits = 7
+
+func slotOf(t Type, mul uint32) uint32 {
+	k := uint32(len(t)) | uint32(t[0])<<8 | uint32(t[len(t)/2])<<16 | uint32(t[len(t)-1])<<24
+	return k * mul >> (32 - slotBits)
+}
+
+// catalogSlots and catalogMul: the first odd multiplier (from a fixed
+// start) under which no two catalog types share a slot. The catalog is
+// fixed at build time, so this is found once; TestCatalogIndex checks
+// that every type is found and that look-alikes are not.
+var catalogSlots, catalogMul = func() (slots [1 << slotBits]uint8, mul uint32) {
+	for mul = 0x9e3779b1; ; mul += 2 {
+		slots = [1 << slotBits]uint8{}
+		ok := true
+		for i := range catalog {
+			h := slotOf(catalog[i].Type, mul)
+			if slots[h] != 0 {
+				ok = false
+				break
+			}
+			slots[h] = uint8(i + 1)
+		}
+		if ok {
+			return slots, mul
+		}
+	}
 }()

@@ -136,3 +136,42 @@ func TestCheckShapeInAnyOrder(t *testing.T) {
 		t.Fatalf("only %d objects broke a rule", differs)
 	}
 }
+
+// TestCatalogIndex holds catalogIndex, a hash table without a map,
+// against a map of the catalog: every type is found at its index, and
+// look-alikes (each type with one byte changed, cut short, made longer,
+// in upper case, another type's halves joined) are found exactly when the
+// map finds them.
+func TestCatalogIndex(t *testing.T) {
+	byType := map[Type]int{}
+	for i := range catalog {
+		byType[catalog[i].Type] = i
+	}
+	check := func(tt Type) {
+		t.Helper()
+		gi, gok := catalogIndex(tt)
+		wi, wok := byType[tt]
+		if gok != wok || gi != wi && wok {
+			t.Fatalf("catalogIndex(%q) = %d, %v; the map says %d, %v", tt, gi, gok, wi, wok)
+		}
+	}
+	check("")
+	for i := range catalog {
+		ty := string(catalog[i].Type)
+		check(Type(ty))
+		check(Type(ty[:len(ty)-1]))
+		check(Type(ty + "s"))
+		check(Type(strings.ToUpper(ty)))
+		for j := range catalog {
+			o := string(catalog[j].Type)
+			check(Type(ty[:len(ty)/2] + o[len(o)/2:]))
+		}
+		for k := range len(ty) {
+			for _, c := range []byte{0, '/', 'a', 'e', 's', 0xff} {
+				b := []byte(ty)
+				b[k] = c
+				check(Type(b))
+			}
+		}
+	}
+}

@@ -134,22 +134,21 @@ var memberScratch = sync.Pool{New: func() any { return new([]member) }}
 // SURF-5, and replaces it with its compact form.
 func checkData(e *Event, spec *TypeSpec, known bool) *Error {
 	scratch := memberScratch.Get().(*[]member)
-	defer func() {
-		clear(*scratch) // keep no reference to the caller's bytes
-		memberScratch.Put(scratch)
-	}()
 	end, compact, members, why := scanDataInto(e.Data, skipSpace(e.Data, 0), make([]byte, 0, len(e.Data)), scratch)
 	if why == "" && skipSpace(e.Data, end) != len(e.Data) {
 		why = "trailing bytes after the JSON value"
 	}
-	if why != "" {
-		return Errorf(CodeDataNotJSON, e.Seq, "data of %s: %s", e.Type, why)
+	shape := ""
+	if why == "" && known { // SURF-5 (the shape of an unknown type is unknown)
+		shape = checkShape(spec, compact, members)
 	}
-	// SURF-5 (the shape of an unknown type is unknown)
-	if known {
-		if err := checkShape(spec, compact, members); err != "" {
-			return Errorf(CodeDataInvalid, e.Seq, "data of %s: %s", e.Type, err)
-		}
+	clear(*scratch) // keep no reference to the caller's bytes
+	memberScratch.Put(scratch)
+	switch {
+	case why != "":
+		return Errorf(CodeDataNotJSON, e.Seq, "data of %s: %s", e.Type, why)
+	case shape != "":
+		return Errorf(CodeDataInvalid, e.Seq, "data of %s: %s", e.Type, shape)
 	}
 	e.Data = compact
 	return nil

@@ -163,7 +163,7 @@ func shapeOK(t Type, data []byte, members []member) bool {
 // internType returns the catalog's string for a known type (no
 // allocation), or a new string.
 func internType(b []byte) Type {
-	if i, ok := catalogIndex[Type(b)]; ok {
+	if i, ok := catalogIndex(Type(b)); ok {
 		return catalog[i].Type
 	}
 	return Type(b)
