@@ -385,9 +385,12 @@ func readSQLiteRange(db *sql.DB, sessionID string, from, to int64) (*event.Log, 
 	if db.QueryRow(`SELECT MAX(seq) FROM events WHERE session_id = ?`, sessionID).Scan(&last) == nil && last.Valid && last.Int64 >= from && last.Int64-from < 1<<31 {
 		d.Grow(int(min(last.Int64+1, to) - from))
 	}
-	query := `SELECT seq, type, time, data, source_event_seqs, surface_op, 0 FROM events WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq`
+	// Without an envelope table no event is ignorable, and the rows are
+	// read without the column that would say so.
+	query := `SELECT seq, type, time, data, source_event_seqs, surface_op FROM events WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq`
 	var envelope int
-	if db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'event_envelope'`).Scan(&envelope) == nil && envelope == 1 {
+	withEnvelope := db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'event_envelope'`).Scan(&envelope) == nil && envelope == 1
+	if withEnvelope {
 		query = `SELECT e.seq, e.type, e.time, e.data, e.source_event_seqs, e.surface_op, COALESCE(f.ignorable, 0)
 FROM events e LEFT JOIN event_envelope f ON f.session_id = e.session_id AND f.seq = e.seq
 WHERE e.session_id = ? AND e.seq >= ? AND e.seq < ? ORDER BY e.seq`
@@ -398,9 +401,13 @@ WHERE e.session_id = ? AND e.seq >= ? AND e.seq < ? ORDER BY e.seq`
 	}
 	defer rows.Close()
 	var typ, data, sources, op sql.RawBytes
+	var seq, time, ignorable int64
+	dest := []any{&seq, &typ, &time, &data, &sources, &op, &ignorable}
+	if !withEnvelope {
+		dest = dest[:6]
+	}
 	for rows.Next() {
-		var seq, time, ignorable int64
-		if err := rows.Scan(&seq, &typ, &time, &data, &sources, &op, &ignorable); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return d.Log(), event.Errorf(event.CodePersistCorrupt, -1, "a row of session %q: %v", sessionID, err)
 		}
 		// The columns hold the wire form's members; the markers decode as
