@@ -264,7 +264,7 @@ func (t *tracker) choose(tx session.Tx, policy Policy, opts []SelectOption) (Sel
 		if m.Role != "" {
 			n = message.Tokens(&log[seq], m, o.estimate)
 		}
-		v.seqs, v.tokens, v.turn = append(v.seqs, seq), append(v.tokens, n), append(v.turn, t.turnOf[seq])
+		v.seqs, v.tokens, v.turn = append(v.seqs, seq), append(v.tokens, n), append(v.turn, t.turnAt(seq))
 		v.msgs, v.events = append(v.msgs, m), append(v.events, &log[seq])
 		sel.TokensBefore += n
 		return true
@@ -384,7 +384,7 @@ func ProposePrunes(s *session.Session, minTokens int, estimate Estimator) []int6
 	_, _ = s.AppendBatch(context.Background(), func(tx session.Tx) ([]session.Draft, error) {
 		t.sync(tx)
 		out = answeredResults(tx.Events(), tx.Surface(), 0, minTokens, estimate, func(seq int64) bool {
-			return t.turn != nil && t.turnOf[seq] == t.turns // the open turn
+			return t.turn != nil && t.turnAt(seq) == t.turns // the open turn
 		})
 		return nil, nil
 	})

@@ -25,12 +25,13 @@ type tracker struct {
 	processed int // log events folded
 
 	turn json.RawMessage // the open turn's number, nil when none is open
-	// turns counts the turn/start events folded; turnOf is the ordinal of
+	// turns counts the turn/start events folded; turnOf, indexed by seq
+	// (4 bytes an event: seqs are the log's indexes), is the ordinal of
 	// the turn each surface node belongs to: the turns count when it was
 	// appended, or for a replacement the turn of the first node it
-	// shadowed (so the surface stays grouped by turn, COMP-10).
+	// shadowed (so the surface stays grouped by turn, COMP-10). See turnAt.
 	turns  int32
-	turnOf map[int64]int32
+	turnOf []int32
 
 	open *bracket // the open compaction, or nil
 
@@ -76,7 +77,7 @@ func trackerOf(s *session.Session) *tracker {
 }
 
 func newTracker() *tracker {
-	return &tracker{before: map[int64]int32{}, after: map[int64]int32{}, pending: map[string]int{}, turnOf: map[int64]int32{}}
+	return &tracker{before: map[int64]int32{}, after: map[int64]int32{}, pending: map[string]int{}}
 }
 
 // sync folds the events of the log that tx shows and the tracker has not
@@ -120,11 +121,14 @@ func (t *tracker) fold(tx session.Tx, e *event.Event) {
 	if !event.IsSurface(e.Type) {
 		return
 	}
+	turn := t.turns
 	if e.Op.Kind == event.OpReplace {
-		t.turnOf[e.Seq] = t.turnOf[e.Op.Start]
-	} else {
-		t.turnOf[e.Seq] = t.turns
+		turn = t.turnAt(e.Op.Start)
 	}
+	if n := int(e.Seq) + 1; n > len(t.turnOf) {
+		t.turnOf = append(t.turnOf, make([]int32, n-len(t.turnOf))...)
+	}
+	t.turnOf[e.Seq] = turn
 	if t.stale {
 		return
 	}
@@ -133,6 +137,14 @@ func (t *tracker) fold(tx session.Tx, e *event.Event) {
 		return
 	}
 	t.node(e)
+}
+
+// turnAt is the turn ordinal of surface node seq (see turnOf).
+func (t *tracker) turnAt(seq int64) int32 {
+	if seq < 0 || seq >= int64(len(t.turnOf)) {
+		return 0
+	}
+	return t.turnOf[seq]
 }
 
 // replace folds a replace: in O(|sources|) when it cannot change the
