@@ -258,3 +258,58 @@ func TestSelectTokenBudgetsAtTheirEdge(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryKeepsTheTurnItFolds: COMP-10. A summary stands in the turn of
+// the first node it folds, not in the turn open when it is written: a
+// compaction in the middle of a long turn leaves a summary that a second
+// compaction in the same turn may fold again (with the complete turns
+// after it), and the turns the policies count are the same after it.
+func TestSummaryKeepsTheTurnItFolds(t *testing.T) {
+	ctx := context.Background()
+	summary := []json.RawMessage{raw(`{"type":"text","text":"summary"}`)}
+	for _, keep := range []int{0, 1} {
+		s := session.New()
+		fullTurn(t, s, 1, 40, 0, false)
+		t2 := fullTurn(t, s, 2, 40, 0, false)
+		t3 := fullTurn(t, s, 3, 40, 0, false)
+		fullTurn(t, s, 4, 40, 0, true) // open: the compactions happen in it
+		op, err := compaction.BeginSelected(ctx, s, compaction.KeepTurns(keep), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := op.Commit(ctx, summary, compaction.Meta{Provider: "p", Model: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := last(t2) // KeepTurns(1): turn 3 kept
+		if keep == 0 {
+			want = last(t3)
+		}
+		if res.End != want {
+			t.Fatalf("keep %d: first compaction folded up to %d, want %d", keep, res.End, want)
+		}
+		// Still in turn 4: everything before it may be folded again, the
+		// summary included (alone, when turn 3 was folded too).
+		sel, err := compaction.Select(s, compaction.KeepTurns(0))
+		if err != nil {
+			t.Fatalf("keep %d: second selection in the same turn: %v", keep, err)
+		}
+		head := s.Surface().At(0)
+		wantEnd := head
+		if keep == 1 {
+			wantEnd = last(t3)
+		}
+		if sel.Start != head || sel.End != wantEnd {
+			t.Fatalf("keep %d: second selection %d..%d, want %d..%d", keep, sel.Start, sel.End, head, wantEnd)
+		}
+		// The summary is a turn of its own for KeepTurns: keeping one turn
+		// keeps turn 3 (when it was not folded) and folds the summary.
+		sel, err = compaction.Select(s, compaction.KeepTurns(1))
+		switch {
+		case keep == 1 && (err != nil || sel.End != head):
+			t.Fatalf("keep 1: KeepTurns(1) after the summary: %v, %+v; want the summary alone", err, sel)
+		case keep == 0 && !errors.Is(err, event.CodeCompactionNothingToCompact):
+			t.Fatalf("keep 0: KeepTurns(1) after a summary of everything: %v, %+v; want nothing to compact", err, sel)
+		}
+	}
+}
