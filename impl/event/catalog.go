@@ -1,5 +1,7 @@
 package event
 
+import "fmt"
+
 // FieldKind is the JSON kind a catalog field must have (SURF-5).
 type FieldKind uint8
 
@@ -98,7 +100,10 @@ func slotOf(t Type, mul uint32) uint32 {
 // fixed at build time, so this is found once; TestCatalogIndex checks
 // that every type is found and that look-alikes are not.
 var catalogSlots, catalogMul = func() (slots [1 << slotBits]uint8, mul uint32) {
-	for mul = 0x9e3779b1; ; mul += 2 {
+	// 21 types in 128 slots: about one multiplier in six will do. A
+	// catalog grown past what the table can hold fails here, at once,
+	// rather than searching for ever.
+	for mul = 0x9e3779b1; mul < 0x9e3779b1+1<<17; mul += 2 {
 		slots = [1 << slotBits]uint8{}
 		ok := true
 		for i := range catalog {
@@ -113,4 +118,5 @@ var catalogSlots, catalogMul = func() (slots [1 << slotBits]uint8, mul uint32) {
 			return slots, mul
 		}
 	}
+	panic(fmt.Sprintf("event: no slot table for the %d catalog types: raise slotBits", len(catalog)))
 }()
