@@ -120,6 +120,36 @@ func (st *State) Fold(e *event.Event) {
 	}
 }
 
+// FoldAll folds events into st, in order: the State that Fold on each
+// would give, but the calls of the events before the last one that
+// forgets them (a turn/start, turn/end or step/end) are not read, as they
+// would be forgotten there. A resume folds a whole log this way: the tool
+// calls of every turn but the last are skipped, not parsed.
+func (st *State) FoldAll(events []event.Event) {
+	forget := -1 // the last event that forgets the calls
+	for i := len(events) - 1; i >= 0 && forget < 0; i-- {
+		switch events[i].Type {
+		case event.TypeTurnStart, event.TypeTurnEnd, event.TypeStepEnd:
+			forget = i
+		}
+	}
+	for i := range events {
+		e := &events[i]
+		if i < forget {
+			switch e.Type {
+			case event.TypeAssistantMessage, event.TypeToolCall, event.TypeToolResult:
+				// Only their calls would change st: forgotten at forget.
+				if st.byID == nil {
+					st.byID = map[string]*call{}
+				}
+				st.folded, st.lastSeq, st.lastTime = true, e.Seq, e.Time
+				continue
+			}
+		}
+		st.Fold(e)
+	}
+}
+
 // Clone returns a copy of st that folds on independently of it, in
 // O(calls of the open turn).
 func (st *State) Clone() State {
@@ -211,9 +241,7 @@ func (st *State) CompactionOpen() bool { return st.open != nil }
 // valid log.
 func Closers(log []event.Event, onSurface func(seq int64) bool) []event.Event {
 	var st State
-	for i := range log {
-		st.Fold(&log[i])
-	}
+	st.FoldAll(log)
 	return st.Closers(onSurface)
 }
 

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-
+	"reflect"
 	"strconv"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"pgregory.net/rapid"
 
 	"github.com/surfacelog/surface/impl/event"
@@ -132,6 +134,35 @@ func TestStateAgainstModel(t *testing.T) {
 		}
 		if st.MaxTurn() != maxTurn {
 			rt.Fatalf("MaxTurn %d, want %d, for %s", st.MaxTurn(), maxTurn, logText(log))
+		}
+		// FoldAll, which skips the calls the log forgets, gives the same
+		// State as Fold event by event: over the whole log, and in pieces
+		// cut anywhere (a session folds what came since its last query),
+		// some of them folded one event at a time.
+		// (Equal as states: an empty list of calls is one, allocated or not.)
+		same := func(a, b repair.State) bool {
+			return cmp.Equal(a, b, cmp.Exporter(func(reflect.Type) bool { return true }), cmpopts.EquateEmpty())
+		}
+		var all repair.State
+		all.FoldAll(log)
+		if !same(all, st) {
+			rt.Fatalf("FoldAll differs from Fold over %s", logText(log))
+		}
+		var pieces repair.State
+		for from := 0; from < len(log); {
+			to := from + rapid.IntRange(1, len(log)-from).Draw(rt, "piece")
+			if rapid.Bool().Draw(rt, "oneByOne") {
+				for i := from; i < to; i++ {
+					pieces.Fold(&log[i])
+				}
+			} else {
+				pieces.FoldAll(log[from:from]) // nothing
+				pieces.FoldAll(log[from:to])
+			}
+			from = to
+		}
+		if !same(pieces, st) {
+			rt.Fatalf("FoldAll in pieces differs from Fold over %s", logText(log))
 		}
 	})
 }

@@ -835,8 +835,9 @@ func (s *Session) refresh() {
 // foldLedger folds the events appended since the last call into the
 // ledger. Caller holds s.mu.
 func (s *Session) foldLedger() {
-	for ; s.ledgerAt < s.n(); s.ledgerAt++ {
-		s.ledger.Fold(&s.log[s.ledgerAt-s.base])
+	if s.ledgerAt < s.n() {
+		s.ledger.FoldAll(s.log[s.ledgerAt-s.base : s.n()-s.base])
+		s.ledgerAt = s.n()
 	}
 }
 
